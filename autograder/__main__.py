@@ -1,0 +1,3 @@
+from .course.cli import main
+
+raise SystemExit(main())

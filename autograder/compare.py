@@ -1,0 +1,87 @@
+"""Comparisons whose failures a student can act on.
+
+Built on ``torch.testing.assert_close`` (which reports mismatched elements and the
+greatest differences); we add what the check was doing, the input that failed and a hint.
+"""
+
+import torch
+
+from .errors import CheckFailure
+from .student import describe
+
+# (rtol, atol) for a result of each dtype compared with a float64 reference.
+TOLERANCES = {
+    torch.float16: (5e-3, 1e-4),
+    torch.bfloat16: (3e-2, 1e-3),
+    torch.float32: (1e-5, 1e-6),
+    torch.float64: (1e-9, 1e-12),
+}
+
+
+def tolerance(dtype, table=None):
+    table = table or TOLERANCES
+    return table.get(dtype, (0.0, 0.0))
+
+
+def _context(inputs):
+    if not inputs:
+        return ""
+    return "\nInput: " + "; ".join(f"{k} = {describe(v)}" for k, v in inputs.items())
+
+
+def expect_tensor(check, value, *, what, inputs=None):
+    """The result must be a ``torch.Tensor``."""
+    __tracebackhide__ = True
+    if not isinstance(value, torch.Tensor):
+        raise CheckFailure(check, f"{what} should be a torch.Tensor, got {type(value).__name__}: {describe(value)}."
+                           + _context(inputs), hint="Return a tensor, not a Python number, list or NumPy array.")
+
+
+def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inputs=None):
+    """Type, shape, dtype and device of a result, each with its own message."""
+    __tracebackhide__ = True
+    expect_tensor(check, value, what=what, inputs=inputs)
+    if shape is not None and tuple(value.shape) != tuple(shape):
+        raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + _context(inputs),
+                           hint="Check `dim` and `keepdim` in your reductions.")
+    if dtype is not None and value.dtype != dtype:
+        raise CheckFailure(check, f"{what} has dtype {value.dtype}, expected {dtype}." + _context(inputs),
+                           hint="Compute in the input's dtype, or cast the result back with `.to(x.dtype)`.")
+    if device is not None and value.device.type != torch.device(device).type:
+        raise CheckFailure(check, f"{what} is on {value.device}, expected {device}." + _context(inputs),
+                           hint="Create new tensors with `device=x.device`; never hard-code `.cuda()` or `.cpu()`.")
+
+
+def expect_finite(check, value, *, what, inputs=None, hint=None):
+    """No NaN and no infinity anywhere in ``value``."""
+    __tracebackhide__ = True
+    bad = ~torch.isfinite(value.detach())
+    if bad.any():
+        where = bad.nonzero()[0].tolist()
+        raise CheckFailure(check, f"{what} contains {int(torch.isnan(value).sum())} NaN and "
+                                  f"{int(torch.isinf(value).sum())} infinite values out of {value.numel()} "
+                                  f"(first at index {tuple(where)})." + _context(inputs),
+                           hint=hint or "Something overflowed: subtract the maximum before `exp`.")
+
+
+def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=None, table=None, hint=None):
+    """``actual`` matches ``expected`` within the tolerance of ``actual``'s dtype.
+
+    ``expected`` is usually a float64 reference; both are compared in float64.
+    """
+    __tracebackhide__ = True
+    expect_meta(check, actual, what=what, shape=expected.shape, inputs=inputs)
+    default_rtol, default_atol = tolerance(actual.dtype, table)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    a = actual.detach().cpu()
+    e = expected.detach().cpu()
+    if a.is_floating_point() or e.is_floating_point():
+        a, e = a.double(), e.double()
+    try:
+        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=False)
+    except AssertionError as error:
+        details = "\n".join(line for line in str(error).splitlines() if line.strip())
+        raise CheckFailure(check, f"{what} differs from the reference (rtol={rtol:g}, atol={atol:g}).\n{details}"
+                           + _context(inputs) + f"\nExpected: {describe(e)}\nGot:      {describe(a)}",
+                           hint=hint) from None

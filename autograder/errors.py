@@ -1,0 +1,25 @@
+"""The one exception type a check raises when a property does not hold."""
+
+
+class CheckFailure(AssertionError):
+    """A graded property failed; the message is written for the student.
+
+    It subclasses ``AssertionError`` so that nbgrader scores the test cell 0,
+    and carries its parts as data so that the command-line tools can report them.
+    """
+
+    def __init__(self, check, message, *, hint=None, measurements=None):
+        self.check = check
+        self.detail = message
+        self.hint = hint
+        self.measurements = dict(measurements or {})
+        text = f"[{check}] {message}"
+        if hint:
+            text += f"\nHint: {hint}"
+        super().__init__(text)
+
+
+def fail(check, message, *, hint=None, **measurements):
+    """Raise a :class:`CheckFailure` (a helper, hidden from the traceback)."""
+    __tracebackhide__ = True
+    raise CheckFailure(check, message, hint=hint, measurements=measurements)

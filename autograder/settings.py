@@ -1,0 +1,108 @@
+"""The single home of every tunable number of the autograder.
+
+An instructor overrides any of them without touching the code, either with a
+JSON file named by the environment variable ``AUTOGRADER_SETTINGS``::
+
+    {"call_timeout_s": 120, "speed": {"thresholds": {"row_sum": {"cpu": 20}}}}
+
+(nbgrader's kernels inherit the environment, so ``AUTOGRADER_SETTINGS=... nbgrader
+autograde ...`` applies it to a whole class), or in Python with
+``settings.override(...)``, which restores the previous values on exit.
+"""
+
+import contextlib
+import copy
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SpeedThreshold:
+    """Minimum speedup (baseline time / candidate time) per device type.
+
+    ``calibration`` records what the reference and the naive version measured,
+    on which hardware and when; a threshold without it is a guess.
+    ``None`` for a device means the check does not grade speed there.
+    """
+
+    cpu: float | None
+    cuda: float | None
+    calibration: str = ""
+
+    def for_device(self, device_type):
+        return getattr(self, device_type, None)
+
+
+@dataclass
+class SpeedSettings:
+    warmup: int = 2                # untimed calls of each function before measuring
+    repeats: int = 9               # timed samples of each function; the median counts
+    min_sample_s: float = 0.002    # each sample runs the function often enough to last this long
+    retries: int = 2               # extra measurements after a miss before failing
+    require_gpu: bool = False      # True: a CUDA-only speed check fails without a GPU instead of reporting it
+    thresholds: dict = field(default_factory=lambda: {
+        # The speed lessons' own issue calibrates these (see docs in autograder/checks/*).
+        "row_sum": SpeedThreshold(cpu=20.0, cuda=20.0, calibration="placeholder"),
+        "batch_gather": SpeedThreshold(cpu=10.0, cuda=10.0, calibration="placeholder"),
+        "amp": SpeedThreshold(cpu=None, cuda=2.0, calibration="placeholder"),
+    })
+
+
+@dataclass
+class Settings:
+    call_timeout_s: float = 60.0       # one call of student code; longer counts as a hang
+    max_output_chars: int = 2000       # what a student's prints may show inside a check message
+    max_examples_in_message: int = 6   # values shown from a failing tensor
+    dataloader_timeout_s: float = 60.0 # one DataLoader pass in the loading checks
+    speed: SpeedSettings = field(default_factory=SpeedSettings)
+
+
+def _merge(target, values, where="settings"):
+    for key, value in values.items():
+        if not hasattr(target, key):
+            raise KeyError(f"unknown setting {where}.{key}")
+        current = getattr(target, key)
+        if dataclasses.is_dataclass(current) and isinstance(value, dict):
+            _merge(current, value, f"{where}.{key}")
+        elif isinstance(current, dict) and isinstance(value, dict):
+            for name, item in value.items():
+                if name in current and dataclasses.is_dataclass(current[name]) and isinstance(item, dict):
+                    _merge(current[name], item, f"{where}.{key}.{name}")
+                elif name in current and dataclasses.is_dataclass(current[name]):
+                    raise TypeError(f"{where}.{key}.{name} takes a JSON object")
+                else:
+                    current[name] = item
+        else:
+            setattr(target, key, value)
+
+
+def _load():
+    loaded = Settings()
+    path = os.environ.get("AUTOGRADER_SETTINGS")
+    if path:
+        with open(path, encoding="utf-8") as handle:
+            _merge(loaded, json.load(handle))
+    return loaded
+
+
+settings = _load()
+
+
+@contextlib.contextmanager
+def override(values):
+    """Apply nested ``values`` (as in the JSON file) for the duration of a block."""
+    global settings
+    saved = copy.deepcopy(settings)
+    _merge(settings, values)
+    try:
+        yield settings
+    finally:
+        for f in dataclasses.fields(Settings):
+            setattr(settings, f.name, getattr(saved, f.name))
+
+
+def as_dict():
+    """The settings in force, as plain data (for results and docs)."""
+    return dataclasses.asdict(settings)

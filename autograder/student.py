@@ -1,0 +1,164 @@
+"""The seam between the grader and student code: every call goes through here.
+
+A student function may raise, print without end, or never return. ``call_student``
+turns each of these into a :class:`CheckFailure` whose message names the problem,
+so that one bad function costs one check and nothing more.
+"""
+
+import contextlib
+import io
+import signal
+import threading
+import traceback
+
+import torch
+
+from .errors import CheckFailure
+from .settings import settings
+
+
+def describe(value, max_values=None):
+    """A short, student-readable description of an argument or a result."""
+    if max_values is None:
+        max_values = settings.max_examples_in_message
+    if isinstance(value, torch.Tensor):
+        text = f"tensor of shape {list(value.shape)}, {value.dtype}, on {value.device}"
+        if value.numel():
+            flat = value.detach().reshape(-1)[:max_values].cpu().tolist()
+            more = ", ..." if value.numel() > max_values else ""
+            text += f", values [{', '.join(_short(v) for v in flat)}{more}]"
+        return text
+    if isinstance(value, (list, tuple)) and len(value) <= max_values:
+        inner = ", ".join(describe(v, max_values) for v in value)
+        return f"{type(value).__name__} ({inner})"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _short(v):
+    return f"{v:.4g}" if isinstance(v, float) else repr(v)
+
+
+class _BoundedText(io.TextIOBase):
+    """A text stream that keeps the first ``limit`` characters and counts the rest."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.parts = []
+        self.kept = 0
+        self.dropped = 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def text(self):
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n... ({self.dropped} more characters of output dropped)"
+        return out
+
+
+class _Timeout(BaseException):
+    """Raised inside student code by the alarm; BaseException so `except Exception` can't swallow it."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    use_alarm = (seconds and seconds > 0 and hasattr(signal, "setitimer")
+                 and threading.current_thread() is threading.main_thread())
+    if not use_alarm:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _Timeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
+    """Call ``fn(*args, **kwargs)`` on behalf of ``check``; return its result.
+
+    Output is captured (bounded by ``settings.max_output_chars``) and dropped when the
+    call succeeds; a failure's message includes what was printed.
+    """
+    __tracebackhide__ = True
+    if timeout is None:
+        timeout = settings.call_timeout_s
+    name = what or getattr(fn, "__qualname__", None) or repr(fn)
+    inputs = ", ".join(describe(a) for a in args)
+    if kwargs:
+        inputs += (", " if inputs else "") + ", ".join(f"{k}={describe(v)}" for k, v in kwargs.items())
+    sink = _BoundedText(settings.max_output_chars)
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(timeout):
+            return fn(*args, **kwargs)
+    except CheckFailure:
+        raise
+    except _Timeout:
+        raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s.",
+                           hint="Look for an infinite loop, or work that grows much faster than the input.") from None
+    except NotImplementedError:
+        raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).",
+                           hint="Replace the `raise NotImplementedError()` line with your code.") from None
+    except Exception as error:  # noqa: BLE001 - any student error becomes a message
+        where = _student_frame(error)
+        printed = sink.text()
+        message = f"{name}({inputs}) raised {type(error).__name__}: {error}{where}"
+        if printed:
+            message += f"\nIt printed:\n{printed}"
+        raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.") from None
+
+
+def _student_frame(error):
+    frames = traceback.extract_tb(error.__traceback__)
+    package = __file__.rsplit("/", 1)[0]
+    for frame in reversed(frames):
+        if not frame.filename.startswith(package) and frame.line:
+            return f" (at line {frame.lineno}: {frame.line})"
+    return ""
+
+
+def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwargs):
+    """Call ``fn`` expecting it to raise ``expected``; return the exception.
+
+    A different exception, or none, is a :class:`CheckFailure`.
+    """
+    __tracebackhide__ = True
+    name = what or getattr(fn, "__qualname__", None) or repr(fn)
+    inputs = ", ".join(describe(a) for a in args)
+    sink = _BoundedText(settings.max_output_chars)
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(settings.call_timeout_s):
+            result = fn(*args, **kwargs)
+    except _Timeout:
+        raise CheckFailure(check, f"{name}({inputs}) did not return within {settings.call_timeout_s:g} s.") from None
+    except NotImplementedError:
+        raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).") from None
+    except expected as error:
+        return error
+    except Exception as error:  # noqa: BLE001
+        raise CheckFailure(check, f"{name}({inputs}) raised {type(error).__name__}: {error}, "
+                                  f"but it should raise {_names(expected)}.") from None
+    raise CheckFailure(check, f"{name}({inputs}) returned {describe(result)}, but it should raise {_names(expected)}.")
+
+
+def _names(expected):
+    if isinstance(expected, tuple):
+        return " or ".join(e.__name__ for e in expected)
+    return expected.__name__
+

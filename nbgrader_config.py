@@ -1,0 +1,20 @@
+"""nbgrader configuration: this directory is the course directory.
+
+Per-submission limits live in autograder's settings (see README); the values here
+are nbgrader's own and are read by every nbgrader command run from this directory.
+"""
+
+c = get_config()  # noqa: F821 - provided by nbgrader
+
+c.CourseDirectory.course_id = "effective-pytorch-lab"
+c.CourseDirectory.root = "."
+# The embedded SQLite gradebook in the course directory (nbgrader's default, spelled out).
+c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# A cell that runs longer than this is stopped and scored 0; the rest of the notebook still runs.
+c.Execute.timeout = 300
+c.Execute.interrupt_on_timeout = True
+# Keep graded notebooks small even when a submission prints without end.
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 100

@@ -1,0 +1,75 @@
+"""The stability checks pass correct solutions and catch each realistic mistake."""
+
+import pytest
+import torch
+
+from autograder.checks import stability
+from tests.mutants.stability import MUTANTS
+from tests.proving import alternative, check_names, failing, reference, stub, with_replacements
+
+TOPIC = "stability"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", [0, 11])
+def test_reference_gets_full_marks(seed):
+    assert failing(TOPIC, reference(TOPIC), seed=seed) == {}
+
+
+@pytest.mark.parametrize("seed", [0, 12])
+def test_second_correct_solution_gets_full_marks(seed):
+    assert failing(TOPIC, alternative(TOPIC), seed=seed) == {}
+
+
+def test_stub_fails_every_check():
+    failed = failing(TOPIC, stub(TOPIC))
+    assert set(failed) == check_names(TOPIC)
+    assert all("not implemented yet" in message for message in failed.values())
+
+
+@pytest.mark.parametrize("mistake", sorted(MUTANTS))
+def test_mistake_loses_its_check(mistake):
+    replacements, targets = MUTANTS[mistake]
+    failed = failing(TOPIC, with_replacements(TOPIC, replacements))
+    assert targets <= set(failed), f"{mistake}: expected {targets} to fail, failed {set(failed)}"
+
+
+def test_global_max_message_names_the_problem():
+    replacements, _ = MUTANTS["softmax with one max over the whole tensor"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_softmax_extremes"]
+    assert "per row" in message and "NaN" in message and "Input: logits" in message
+
+
+def test_forbidden_alias_is_named():
+    def sneaky(logits, dim=-1):
+        return torch.special.softmax(logits, dim)
+
+    with pytest.raises(AssertionError) as excinfo:
+        stability.check_softmax_no_builtin(sneaky)
+    assert "torch.special" in str(excinfo.value)
+
+
+def test_raising_function_costs_only_its_check():
+    def broken(labels, logits, dim=-1):
+        raise RuntimeError("boom")
+
+    failed = failing(TOPIC, with_replacements(TOPIC, {"softmax_cross_entropy": broken}))
+    assert set(failed) == {c for c in check_names(TOPIC) if "cross_entropy" in c}
+    assert "raised RuntimeError: boom" in failed["check_cross_entropy_forward"]
+
+
+def test_wrong_type_and_shape_get_clear_messages():
+    failed = failing(TOPIC, with_replacements(TOPIC, {"stable_softmax": lambda logits, dim=-1: [0.5]}))
+    assert "should be a torch.Tensor, got list" in failed["check_softmax_forward"]
+    failed = failing(TOPIC, with_replacements(TOPIC, {"stable_softmax": lambda logits, dim=-1: logits.sum()}))
+    assert "has shape []" in failed["check_softmax_forward"]
+
+
+def test_output_flood_is_truncated_in_the_message():
+    def chatty(labels, logits, dim=-1):
+        print("x" * 100_000)
+        raise ValueError("after printing")
+
+    message = failing(TOPIC, with_replacements(TOPIC, {"softmax_cross_entropy": chatty}))["check_cross_entropy_forward"]
+    assert "more characters of output dropped" in message
+    assert len(message) < 10_000
