@@ -51,12 +51,22 @@ class SpeedSettings:
 
 
 @dataclass
+class GradingSettings:
+    """Limits for one submission (one student's notebook) in batch grading (`python -m autograder grade`)."""
+
+    submission_timeout_s: float = 900.0  # whole autograde of one notebook; past it the kernel is killed
+    cell_timeout_s: int = 300            # one cell (nbgrader's Execute.timeout); past it the cell scores 0
+    memory_limit_gb: float = 8.0         # address-space limit of the grading process and its kernel (0: none)
+
+
+@dataclass
 class Settings:
     call_timeout_s: float = 60.0       # one call of student code; longer counts as a hang
     max_output_chars: int = 2000       # what a student's prints may show inside a check message
     max_examples_in_message: int = 6   # values shown from a failing tensor
     dataloader_timeout_s: float = 60.0 # one DataLoader pass in the loading checks
     speed: SpeedSettings = field(default_factory=SpeedSettings)
+    grading: GradingSettings = field(default_factory=GradingSettings)
 
 
 def _merge(target, values, where="settings"):

@@ -4,9 +4,11 @@
 builds into a temporary directory and fails when the committed files differ.
 """
 
+import contextlib
 import filecmp
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,14 +25,30 @@ def topics(course):
     return [t for t in TOPICS if t in present] + sorted(present - set(TOPICS))
 
 
-def nbgrader(course, *args, check=True, timeout=None, env=None, capture=True):
-    """Run an nbgrader command in ``course``; return the CompletedProcess."""
+def nbgrader(course, *args, check=True, timeout=None, env=None, preexec_fn=None):
+    """Run an nbgrader command in ``course``; return the CompletedProcess (output captured).
+
+    It runs in its own process group, so that on ``timeout`` the kernel it started
+    is killed with it before ``subprocess.TimeoutExpired`` is raised.
+    """
     run_env = dict(os.environ, **(env or {}))
     # nbgrader runs `alembic` (and kernels) from PATH: put this interpreter's scripts first.
     run_env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + run_env.get("PATH", "")
     run_env.setdefault("PYTHONWARNINGS", "ignore")
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, check=check, timeout=timeout,
-                          env=run_env, text=True, capture_output=capture)
+    command = [sys.executable, "-m", "nbgrader", *args]
+    with subprocess.Popen(command, cwd=course, env=run_env, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec_fn) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    done = subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+    if check and done.returncode:
+        raise subprocess.CalledProcessError(done.returncode, command, stdout, stderr)
+    return done
 
 
 def scratch_course(course, dest, with_release=False):

@@ -44,11 +44,11 @@ def read(path):
         with open(path, encoding="utf-8") as handle:
             nb = json.load(handle)
     except FileNotFoundError:
-        raise NotebookError(f"{path} does not exist") from None
+        raise NotebookError("the file does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise NotebookError(f"{path} is not valid notebook JSON ({error})") from None
+        raise NotebookError(f"not valid notebook JSON ({error})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise NotebookError(f"{path} is JSON but not a notebook (no list of cells)")
+        raise NotebookError("JSON, but not a notebook (no list of cells)")
     return nb
 
 

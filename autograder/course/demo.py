@@ -1,0 +1,92 @@
+"""The demo course: release every assignment, grade four sample students, print the gradebook.
+
+Runs on a fresh temporary copy of the course, so the repository is never touched:
+
+* ``reference`` submits the reference solutions (full marks),
+* ``untouched`` submits the release notebooks as they are (zero),
+* ``buggy`` submits plausible mistakes (``tests/demo_submissions/<topic>.py``),
+* ``mangled`` submits one notebook that is not valid JSON and one whose graded cells were deleted,
+  to show that broken submissions are reported by name and grading goes on.
+"""
+
+import copy
+import importlib.util
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from . import notebooks
+from .build import nbgrader, scratch_course, topics
+from .grading import grade_all, load_report
+from .report import print_gradebook
+
+STUDENTS = ("reference", "untouched", "buggy", "mangled")
+
+
+def _buggy_cells(course, topic):
+    path = Path(course) / "tests" / "demo_submissions" / f"{topic}.py"
+    if not path.exists():
+        return {}
+    spec = importlib.util.spec_from_file_location(f"demo_submissions_{topic}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.CELLS)
+
+
+def _fill(release_nb, answers):
+    nb = copy.deepcopy(release_nb)
+    for cell in nb["cells"]:
+        if notebooks.is_solution(cell) and notebooks.grade_id(cell) in answers:
+            cell["source"] = answers[notebooks.grade_id(cell)].splitlines(keepends=True)
+    return nb
+
+
+def write_submissions(course, work, names):
+    """Write ``submitted/<student>/<topic>/<topic>.ipynb`` for the sample students."""
+    for index, topic in enumerate(names):
+        release_nb = notebooks.read(work / "release" / topic / f"{topic}.ipynb")
+        reference = notebooks.solution_sources(notebooks.read(work / "source" / topic / f"{topic}.ipynb"))
+        answers = {
+            "reference": reference,
+            "untouched": {},
+            "buggy": {**reference, **_buggy_cells(course, topic)},
+        }
+        for student, filled in answers.items():
+            target = work / "submitted" / student / topic
+            target.mkdir(parents=True, exist_ok=True)
+            notebooks.write(_fill(release_nb, filled), target / f"{topic}.ipynb")
+        mangled = work / "submitted" / "mangled" / topic
+        if index == 0:
+            mangled.mkdir(parents=True, exist_ok=True)
+            (mangled / f"{topic}.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "oops', encoding="utf-8")
+        elif index == 1:
+            nb = _fill(release_nb, reference)
+            first_test = next(c for c in nb["cells"] if notebooks.is_graded_test(c))
+            nb["cells"].remove(first_test)          # the student deleted a graded cell
+            mangled.mkdir(parents=True, exist_ok=True)
+            notebooks.write(nb, mangled / f"{topic}.ipynb")
+
+
+def run_demo(course=".", only=None, keep=None, progress=print):
+    course = Path(course).resolve()
+    names = [t for t in topics(course) if not only or t in only]
+    started = time.perf_counter()
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="epl-demo-"))
+    try:
+        scratch_course(course, work)
+        progress(f"Demo course in {work} ({len(names)} assignments: {', '.join(names)})", flush=True)
+        for n, topic in enumerate(names, 1):
+            nbgrader(work, "generate_assignment", topic, "--create", "--force")
+            progress(f"[{n}/{len(names)}] released {topic}", flush=True)
+        for student in STUDENTS:
+            nbgrader(work, "db", "student", "add", student, f"--last-name={student}", "--first-name=Sample")
+        write_submissions(course, work, names)
+        progress(f"Grading {len(STUDENTS)} sample students with nbgrader autograde:", flush=True)
+        grade_all(work, names, list(STUDENTS), progress=progress)
+        print_gradebook(work, names, list(STUDENTS), load_report(work))
+        progress(f"\nDemo finished in {time.perf_counter() - started:.0f} s.", flush=True)
+        return work
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
