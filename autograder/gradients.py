@@ -1,6 +1,7 @@
 """Gradient checks: analytic comparison and ``torch.autograd.gradcheck`` in float64."""
 
 import torch
+from torch.autograd.gradcheck import GradcheckError
 
 from .compare import expect_close, expect_tensor
 from .errors import CheckFailure
@@ -56,7 +57,7 @@ def expect_gradcheck(check, fn, inputs, *, what=None, eps=1e-6, atol=1e-5, rtol=
         torch.autograd.gradcheck(wrapped, prepared, eps=eps, atol=atol, rtol=rtol, raise_exception=True)
     except CheckFailure:
         raise
-    except (torch.autograd.gradcheck.GradcheckError, RuntimeError) as error:
+    except (GradcheckError, RuntimeError) as error:
         text = str(error)
         if len(text) > 1500:
             text = text[:1500] + " ..."

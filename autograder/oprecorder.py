@@ -142,5 +142,6 @@ def expect_constant_op_count(check, fn, make_args, sizes, *, what=None, hint=Non
         shown = ", ".join(f"size {s}: {c} calls" for s, c in counts.items())
         raise CheckFailure(check, f"the number of torch operations {what or 'your function'} calls grows with the "
                                   f"input size ({shown}); a vectorized version makes the same calls for any size.",
-                           hint=hint or "Replace the Python loop with one batched operation.", op_counts=counts)
+                           hint=hint or "Replace the Python loop with one batched operation.",
+                           measurements={"op_counts": counts})
     return counts

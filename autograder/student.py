@@ -100,9 +100,6 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     if timeout is None:
         timeout = settings.call_timeout_s
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
-    inputs = ", ".join(describe(a) for a in args)
-    if kwargs:
-        inputs += (", " if inputs else "") + ", ".join(f"{k}={describe(v)}" for k, v in kwargs.items())
     sink = _BoundedText(settings.max_output_chars)
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(timeout):
@@ -110,18 +107,26 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     except CheckFailure:
         raise
     except _Timeout:
+        inputs = _describe_call(args, kwargs)
         raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s.",
                            hint="Look for an infinite loop, or work that grows much faster than the input.") from None
     except NotImplementedError:
         raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).",
                            hint="Replace the `raise NotImplementedError()` line with your code.") from None
     except Exception as error:  # noqa: BLE001 - any student error becomes a message
+        inputs = _describe_call(args, kwargs)
         where = _student_frame(error)
         printed = sink.text()
         message = f"{name}({inputs}) raised {type(error).__name__}: {error}{where}"
         if printed:
             message += f"\nIt printed:\n{printed}"
         raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.") from None
+
+
+def _describe_call(args, kwargs):
+    """The arguments as text; computed only on failure, so it adds no torch calls to a recording."""
+    parts = [describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
 
 
 def _student_frame(error):
@@ -140,7 +145,7 @@ def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwarg
     """
     __tracebackhide__ = True
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
-    inputs = ", ".join(describe(a) for a in args)
+    inputs = _describe_call(args, kwargs)
     sink = _BoundedText(settings.max_output_chars)
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(settings.call_timeout_s):
