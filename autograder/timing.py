@@ -3,15 +3,25 @@
 Baseline and candidate are timed interleaved (baseline sample, candidate sample,
 baseline sample, ...), after warm-up, each sample long enough to rise above the
 clock's resolution; the medians are compared. On CUDA every sample is bracketed by
-``torch.cuda.synchronize()``, so queued kernels are counted. A miss is measured
-again a bounded number of times before the check fails, and the message carries
-every ratio measured.
+``torch.cuda.synchronize(device)``, so the kernels a sample queued are counted in
+it (and the host's launch overhead too, which is what a Python loop costs). On the
+CPU the measurement runs with ``settings.speed.cpu_threads`` threads (restored
+after): on a small shared machine, OpenMP threads that wait for a busy core make a
+vectorized call's time jump by orders of magnitude, while one thread is steady.
+A miss is measured again a bounded number of times before the check fails, and the
+message carries every ratio measured.
+
+On CUDA, :func:`expect_no_per_row_sync` counts the host synchronisations a function
+makes (``torch.cuda.set_sync_debug_mode("warn")``, the previous mode restored after)
+and fails when their number grows with the batch: a loop that turns a GPU value into
+a Python number once per row waits for the GPU once per row.
 """
 
 import contextlib
 import math
 import statistics
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -49,9 +59,38 @@ class SpeedResult:
         return data
 
 
+def device_of(args):
+    """The device of the first tensor among ``args`` (a ``torch.device``; CPU when there is none)."""
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            return a.device
+    return torch.device("cpu")
+
+
 def _sync(device):
-    if device == "cuda":
-        torch.cuda.synchronize()
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _threads_for(device):
+    wanted = getattr(settings.speed, "cpu_threads", None)
+    return wanted if torch.device(device).type == "cpu" and wanted else torch.get_num_threads()
+
+
+@contextlib.contextmanager
+def pinned_threads(device):
+    """On the CPU, run the block with ``settings.speed.cpu_threads`` threads (``None``: leave as is)."""
+    wanted = getattr(settings.speed, "cpu_threads", None)
+    if torch.device(device).type != "cpu" or not wanted:
+        yield torch.get_num_threads()
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(wanted)
+    try:
+        yield wanted
+    finally:
+        torch.set_num_threads(previous)
 
 
 def _one_sample(fn, args, number, device):
@@ -64,36 +103,32 @@ def _one_sample(fn, args, number, device):
 
 
 def _calls_per_sample(fn, args, device, min_sample_s):
-    once = _one_sample(fn, args, 1, device)
+    once = min(_one_sample(fn, args, 1, device) for _ in range(3))
     return max(1, min(10_000, math.ceil(min_sample_s / max(once, 1e-9))))
 
 
-def measure_speedup(candidate, baseline, args, *, device="cpu", repeats=None, warmup=None, min_sample_s=None):
+def measure_speedup(candidate, baseline, args, *, device=None, repeats=None, warmup=None, min_sample_s=None):
     """Median baseline time / median candidate time, interleaved; returns ``(ratio, cand_s, base_s)``.
 
-    No check here: callers have already verified that ``candidate`` returns.
+    ``device`` defaults to the device of the first tensor in ``args``. No check
+    here: callers have already verified that ``candidate`` returns.
     """
+    device = torch.device(device) if device is not None else device_of(args)
     repeats = repeats or settings.speed.repeats
     warmup = settings.speed.warmup if warmup is None else warmup
     min_sample_s = min_sample_s or settings.speed.min_sample_s
-    for _ in range(warmup):
-        baseline(*args)
-        candidate(*args)
-    n_base = _calls_per_sample(baseline, args, device, min_sample_s)
-    n_cand = _calls_per_sample(candidate, args, device, min_sample_s)
-    base, cand = [], []
-    for _ in range(repeats):
-        base.append(_one_sample(baseline, args, n_base, device))
-        cand.append(_one_sample(candidate, args, n_cand, device))
+    with pinned_threads(device):
+        for _ in range(warmup):
+            baseline(*args)
+            candidate(*args)
+        n_base = _calls_per_sample(baseline, args, device, min_sample_s)
+        n_cand = _calls_per_sample(candidate, args, device, min_sample_s)
+        base, cand = [], []
+        for _ in range(repeats):
+            base.append(_one_sample(baseline, args, n_base, device))
+            cand.append(_one_sample(candidate, args, n_cand, device))
     base_s, cand_s = statistics.median(base), statistics.median(cand)
-    return base_s / cand_s, cand_s, base_s
-
-
-def device_of(args):
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            return a.device.type
-    return "cpu"
+    return base_s / max(cand_s, 1e-12), cand_s, base_s
 
 
 def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None):
@@ -104,9 +139,10 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     instructor set ``speed.require_gpu``.
     """
     __tracebackhide__ = True
-    device = device or device_of(args)
+    device = torch.device(device) if device is not None else device_of(args)
     spec = settings.speed.thresholds[name]
-    result = SpeedResult(name=name, device=device, threshold=spec.for_device(device), threads=torch.get_num_threads())
+    result = SpeedResult(name=name, device=device.type, threshold=spec.for_device(device.type),
+                         threads=torch.get_num_threads())
     if result.threshold is None:
         result.note = (f"the speed of {what or name} is graded on CUDA only, and this machine has no GPU; "
                        "run this notebook on a machine with an NVIDIA GPU to measure it.")
@@ -119,8 +155,10 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     budget = settings.call_timeout_s * (1 + settings.speed.retries)
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(budget):
+            result.threads = _threads_for(device)
             for _ in range(1 + settings.speed.retries):
-                ratio, result.candidate_s, result.baseline_s = measure_speedup(candidate, baseline, args, device=device)
+                ratio, result.candidate_s, result.baseline_s = measure_speedup(candidate, baseline, args,
+                                                                               device=device)
                 result.ratios.append(ratio)
                 if result.passed:
                     break
@@ -130,10 +168,68 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
         raise CheckFailure(check, f"{what or name} raised {type(error).__name__} while being timed: {error}") from None
     if not result.passed:
         shown = ", ".join(f"{r:.1f}x" for r in result.ratios)
-        raise CheckFailure(check, f"{what or name} is not fast enough on {device}: it ran {shown} as fast as the "
-                                  f"baseline in {len(result.ratios)} measurement(s) (median of "
-                                  f"{settings.speed.repeats} samples each; yours {result.candidate_s * 1e6:.1f} us, "
-                                  f"baseline {result.baseline_s * 1e6:.1f} us per call); at least "
-                                  f"{result.threshold:g}x is required.",
-                           hint=hint, **result.as_dict())
+        raise CheckFailure(check, f"{what or name} is not fast enough on {device.type}: it ran {shown} as fast as "
+                                  f"the baseline in {len(result.ratios)} measurement(s) (median of "
+                                  f"{settings.speed.repeats} samples each, {result.threads} CPU thread(s); yours "
+                                  f"{result.candidate_s * 1e6:.1f} us, baseline {result.baseline_s * 1e6:.1f} us "
+                                  f"per call); at least {result.threshold:g}x is required.",
+                           hint=hint, measurements=result.as_dict())
     return result
+
+
+# ------------------------------------------------------------ host synchronisation (CUDA)
+
+def _is_sync_warning(warning):
+    return "synchroniz" in str(warning.message).lower()
+
+
+@contextlib.contextmanager
+def sync_debug_mode(mode):
+    """``torch.cuda.set_sync_debug_mode(mode)`` for the block; the previous mode is restored after."""
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode(mode)
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+
+
+def count_host_syncs(check, fn, *args, what=None):
+    """How many times ``fn(*args)`` makes the host wait for a CUDA device (``None`` off CUDA).
+
+    Counted with ``torch.cuda.set_sync_debug_mode("warn")``: every synchronising
+    operation (``.item()``, ``bool(t)``, ``int(t)``, indexing with a 0-d tensor, a copy to
+    the CPU, ``nonzero``, ...) issues one warning. Returns ``(result, count)``.
+    """
+    __tracebackhide__ = True
+    if device_of(args).type != "cuda":
+        return call_student(check, fn, *args, what=what), None
+    _sync(device_of(args))
+    with warnings.catch_warnings(record=True) as caught, sync_debug_mode("warn"):
+        warnings.simplefilter("always")
+        result = call_student(check, fn, *args, what=what)
+    return result, sum(1 for w in caught if _is_sync_warning(w))
+
+
+def expect_no_per_row_sync(check, fn, make_args, sizes, *, what=None, hint=None):
+    """On CUDA, the number of host synchronisations ``fn`` makes must not grow with the batch size.
+
+    ``make_args(size)`` builds CUDA arguments for each size. A constant number (a
+    bounds check, say) is allowed; one per row is not. Returns ``{size: count}``,
+    or ``None`` when the arguments are not on CUDA (nothing to measure).
+    """
+    __tracebackhide__ = True
+    counts = {}
+    for size in sizes:
+        _, count = count_host_syncs(check, fn, *make_args(size), what=what)
+        if count is None:
+            return None
+        counts[size] = count
+    if len(set(counts.values())) > 1:
+        shown = ", ".join(f"batch {s}: {c}" for s, c in counts.items())
+        raise CheckFailure(check, f"{what or 'your function'} makes the CPU wait for the GPU a number of times that "
+                                  f"grows with the batch ({shown} host synchronisations); each one stalls the GPU.",
+                           hint=hint or "Keep indices on the GPU as tensors: no `.item()`, `int(t)`, `bool(t)`, or "
+                                        "indexing with a 0-d tensor inside a loop over the batch.",
+                           measurements={"host_syncs": counts})
+    return counts

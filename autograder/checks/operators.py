@@ -1,0 +1,188 @@
+"""Checks for the ``operators`` assignment: ``row_sum`` and ``masked_mean``.
+
+References are PyTorch's own reductions in float64 (exact integer sums for integer
+inputs), on seeded random inputs with odd shapes, every dtype, non-contiguous views
+and, for ``masked_mean``, NaN, infinities, values exactly on the bounds and columns
+with nothing in range.
+"""
+
+import torch
+
+from ..compare import expect_close, expect_meta
+from ..student import call_student
+from ..timing import expect_speedup
+from .vectorization import expect_constant_work
+
+SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
+FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+SPEED_SHAPE = (500, 10)          # row_sum against the slicing loop
+COUNT_ROWS = (4, 64)             # row counts whose op counts must agree
+SUM_HINT = "One reduction does it: `torch.sum(x, dim=0)` (it also promotes integers and booleans to int64)."
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _shape(gen, i, max_rank=4):
+    rank = int(torch.randint(1, max_rank + 1, (1,), generator=gen))
+    shape = [int(s) for s in torch.randint(1, 6, (rank,), generator=gen)]
+    shape[0] = (0, 1, 7, 3)[i % 4] if i < 8 else int(torch.randint(1, 10, (1,), generator=gen))
+    return shape
+
+
+def _values(gen, shape, dtype):
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < 0.5
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=gen, dtype=torch.float64) * 4).to(dtype)
+    return torch.randint(-100, 100, shape, generator=gen).to(dtype)
+
+
+def _sum_atol(x):
+    """Summing in another order costs a few ulps of the sum of magnitudes."""
+    if not x.is_floating_point() or x.numel() == 0:
+        return 0.0
+    scale = float(x.detach().abs().double().sum(dim=0).max())
+    return max(1e-12, 4 * torch.finfo(x.dtype).eps * scale)
+
+
+def _expect_row_sum(check, row_sum, x):
+    __tracebackhide__ = True
+    inputs = {"x": x}
+    out = call_student(check, row_sum, x, what="row_sum")
+    reference = torch.sum(x, dim=0)
+    expect_meta(check, out, what="row_sum's result", shape=reference.shape, dtype=reference.dtype,
+                device=x.device.type, inputs=inputs)
+    expected = torch.sum(x.double(), dim=0) if x.is_floating_point() else reference
+    expect_close(check, out, expected, what="row_sum's result", inputs=inputs, atol=_sum_atol(x), hint=SUM_HINT)
+
+
+# ----------------------------------------------------------------------- row_sum
+
+def check_row_sum(row_sum, *, seed=0, cases=28):
+    """The sum over dimension 0 for tensors of rank 1 to 4 (0, 1 or many rows), every float, integer and
+    boolean dtype, non-contiguous views, CPU and CUDA: ``torch.sum(x, dim=0)``'s shape, dtype and device,
+    values equal to a float64 (or exact integer) sum."""
+    __tracebackhide__ = True
+    check = "check_row_sum"
+    gen = torch.Generator().manual_seed(20_000 + seed)
+    for i in range(cases):
+        shape = _shape(gen, i)
+        dtype = SUM_DTYPES[i % len(SUM_DTYPES)]
+        x = _values(gen, shape, dtype)
+        if i % 3 == 2 and x.dim() >= 2:      # the same shape as a non-contiguous view
+            x = x.movedim(0, -1).contiguous().movedim(-1, 0)
+        _expect_row_sum(check, row_sum, x.to(_devices()[i % len(_devices())]))
+
+
+def _count_args(rows):
+    return (torch.randn(rows, 10, generator=torch.Generator().manual_seed(rows)),)
+
+
+def check_row_sum_vectorized(row_sum, *, seed=0):
+    """One vectorized reduction, measured without a clock: as many torch calls and ATen kernels for 4 rows
+    as for 64 (a loop over the rows makes one more per row)."""
+    __tracebackhide__ = True
+    check = "check_row_sum_vectorized"
+    _expect_row_sum(check, row_sum, _count_args(5 + seed)[0])
+    expect_constant_work(check, row_sum, _count_args, COUNT_ROWS, what="row_sum",
+                         hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
+
+
+def slicing_loop_sum(x):
+    """The baseline: one slice and one addition per row."""
+    total = torch.zeros_like(x[0])
+    for i in range(x.shape[0]):
+        total += x[i]
+    return total
+
+
+def check_row_sum_speed(row_sum, *, seed=0):
+    """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
+    faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""
+    __tracebackhide__ = True
+    check = "check_row_sum_speed"
+    device = _devices()[-1]
+    x = torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device)
+    _expect_row_sum(check, row_sum, x)
+    expect_speedup(check, "row_sum", row_sum, slicing_loop_sum, (x,), what="row_sum",
+                   hint="Every `x[i]` is a Python call that builds a new tensor view: " + SUM_HINT)
+
+
+# -------------------------------------------------------------------- masked_mean
+
+def reference_masked_mean(x, low, high):
+    """The oracle, in float64: mean over dim 0 of the entries in [low, high]; 0 where there is none."""
+    x64 = x.double()
+    low64 = low.double() if isinstance(low, torch.Tensor) else low
+    high64 = high.double() if isinstance(high, torch.Tensor) else high
+    inside = (x64 >= low64) & (x64 <= high64)
+    total = torch.where(inside, x64, torch.zeros_like(x64)).sum(dim=0)
+    return total / inside.sum(dim=0).clamp(min=1)
+
+
+def _bound(gen, shape, dtype, as_tensor):
+    """A bound on a 0.25 grid (exact in every float dtype), as a Python float or a tensor of ``shape``."""
+    if as_tensor:
+        return (torch.randint(-8, 9, shape, generator=gen).double() / 4).to(dtype)
+    return int(torch.randint(-8, 9, (1,), generator=gen)) / 4
+
+
+def _masked_case(gen, i, special):
+    shape = _shape(gen, i, max_rank=3)
+    dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
+    device = _devices()[i % len(_devices())]
+    # Values on a 0.25 grid, so that many of them sit exactly on a bound.
+    x = torch.randint(-12, 13, shape, generator=gen).double() / 4
+    tensor_bounds = i % 2 == 1 and len(shape) > 1
+    low = _bound(gen, shape[1:], dtype, tensor_bounds)
+    high = _bound(gen, shape[1:], dtype, tensor_bounds)
+    if isinstance(low, torch.Tensor):
+        low, high = torch.minimum(low, high), torch.maximum(low, high) + 0.5
+    else:
+        low, high = min(low, high), max(low, high) + 0.5
+    if special and x.numel():
+        pick = torch.rand(shape, generator=gen)
+        x[pick < 0.15] = float("nan")
+        x[(pick >= 0.15) & (pick < 0.25)] = float("inf")
+        x[(pick >= 0.25) & (pick < 0.3)] = float("-inf")
+        if x.dim() >= 2:                   # one column with nothing in range
+            x[:, 0] = float("nan") if i % 2 else 100.0
+    if isinstance(low, torch.Tensor):
+        low, high = low.to(device), high.to(device)
+    return x.to(dtype).to(device), low, high
+
+
+def _expect_masked_mean(check, masked_mean, x, low, high):
+    __tracebackhide__ = True
+    inputs = {"x": x, "low": low, "high": high}
+    out = call_student(check, masked_mean, x, low, high, what="masked_mean")
+    expected = reference_masked_mean(x, low, high)
+    expect_meta(check, out, what="masked_mean's result", shape=expected.shape, dtype=x.dtype,
+                device=x.device.type, inputs=inputs)
+    expect_close(check, out, expected, what="masked_mean's result", inputs=inputs,
+                 atol=16 * torch.finfo(x.dtype).eps,
+                 hint="Keep x where `(x >= low) & (x <= high)` (with `&`, not `and`; bounds included), "
+                      "sum with `torch.where(inside, x, 0)` and divide by the count, clamped to at least 1.")
+
+
+def check_masked_mean(masked_mean, *, seed=0, cases=24):
+    """The mean over dimension 0 of the entries with ``low <= x <= high`` (bounds included; many values sit
+    exactly on them), for Python-number bounds and per-column tensor bounds, every float dtype, CPU and CUDA;
+    the shape of ``x[0]``, the dtype and device of ``x``."""
+    __tracebackhide__ = True
+    check = "check_masked_mean"
+    gen = torch.Generator().manual_seed(22_000 + seed)
+    for i in range(cases):
+        _expect_masked_mean(check, masked_mean, *_masked_case(gen, i, special=False))
+
+
+def check_masked_mean_special_values(masked_mean, *, seed=0, cases=16):
+    """NaN is in no range, +-inf lie outside finite bounds, and a column with nothing in range (or no rows
+    at all) gives 0: the result is finite wherever the reference is."""
+    __tracebackhide__ = True
+    check = "check_masked_mean_special_values"
+    gen = torch.Generator().manual_seed(23_000 + seed)
+    for i in range(cases):
+        _expect_masked_mean(check, masked_mean, *_masked_case(gen, i, special=True))

@@ -1,0 +1,241 @@
+"""Checks for the ``vectorization`` assignment: ``batch_gather`` and its TorchScript loop.
+
+The oracle is a plain loop over the batch (``tensor[b][indices[b]]``), run here on
+the same inputs. Vectorization is graded twice: without a clock (the number of torch
+calls and ATen kernels must not grow with the batch size, the same verdict on every
+machine) and with one (a speedup over the loop, per device, from the settings; on
+CUDA also no host synchronisation per row).
+"""
+
+import torch
+
+from ..compare import expect_close, expect_meta
+from ..errors import CheckFailure
+from ..gradients import expect_grad_close
+from ..oprecorder import ops_of
+from ..student import call_student, describe, raises_from_student
+from ..timing import expect_no_per_row_sync, expect_speedup
+
+VALUE_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16,
+                torch.bool, torch.uint8)
+SPEED_SHAPE = (4096, 16, 4)          # [B, N, F] timed against the loop, with indices of shape [B]
+COUNT_BATCHES = (4, 64)              # batch sizes whose op counts must agree
+LOOP_HINT = ("Index all rows at once: with offsets `b * N` into `tensor.reshape(B * N, *F)`, or with "
+             "`torch.gather` along dim 1 and indices expanded over the trailing dimensions.")
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def loop_gather(tensor, indices):
+    """The oracle: one row at a time, as the tutorial's slow version does."""
+    return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
+
+
+def _values(gen, shape, dtype):
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
+    return torch.randint(0, 100, shape, generator=gen).to(dtype)
+
+
+def _dims(gen, max_rank, low=1, high=4):
+    rank = int(torch.randint(0, max_rank + 1, (1,), generator=gen))
+    return [int(s) for s in torch.randint(low, high, (rank,), generator=gen)]
+
+
+# Shapes every seed sees: (B, N, K, F); then random ones.
+_FIXED_CASES = [(3, 5, [], [2]), (1, 4, [3], [2]), (4, 1, [2], [3]), (2, 6, [2, 3], [4, 2]), (3, 4, [5], []),
+                (2, 3, [0], [2]), (2, 5, [2, 1, 2], [1, 3, 2])]
+
+
+def _case(gen, i):
+    """``(tensor, indices)`` for case ``i``: fixed edge shapes first, then random ones."""
+    if i < len(_FIXED_CASES):
+        b, n, k, f = _FIXED_CASES[i]
+    else:
+        b = int(torch.randint(1, 6, (1,), generator=gen))
+        n = int(torch.randint(1, 7, (1,), generator=gen))
+        k, f = _dims(gen, 3, low=0 if i % 5 == 0 else 1), _dims(gen, 2)
+    dtype = VALUE_DTYPES[i % len(VALUE_DTYPES)]
+    device = _devices()[i % len(_devices())]
+    tensor = _values(gen, [b, n, *f], dtype)
+    if i % 4 == 3 and len(f) >= 1:      # a non-contiguous view with the same values
+        tensor = tensor.transpose(0, -1).contiguous().transpose(0, -1)
+    index_dtype = torch.int32 if i % 3 == 2 else torch.int64
+    indices = torch.randint(0, n, [b, *k], generator=gen).to(index_dtype)
+    return tensor.to(device), indices.to(device)
+
+
+def _expect_matches_loop(check, fn, tensor, indices, *, what):
+    __tracebackhide__ = True
+    inputs = {"tensor": tensor, "indices": indices}
+    out = call_student(check, fn, tensor, indices, what=what)
+    expected = loop_gather(tensor, indices)
+    expect_meta(check, out, what=f"{what}'s result", shape=expected.shape, dtype=tensor.dtype,
+                device=tensor.device.type, inputs=inputs)
+    expect_close(check, out, expected, what=f"{what}'s result", inputs=inputs, rtol=0, atol=0,
+                 hint="out[b, k...] = tensor[b, indices[b, k...]]: the result has shape [B, *K, *F], "
+                      "for indices of any rank and any number of trailing dimensions F.")
+    return out
+
+
+# ------------------------------------------------------------------ batch_gather
+
+def check_batch_gather_values(batch_gather, *, seed=0, cases=30):
+    """Equal to the loop ``tensor[b][indices[b]]`` on random shapes ``[B, N, *F]`` / ``[B, *K]``
+    (no K, several K and F dimensions, an empty K, N = 1, B = 1), integer, boolean and float values,
+    int64 and int32 indices, non-contiguous tensors; result in the tensor's dtype and on its device
+    (CUDA too when present)."""
+    __tracebackhide__ = True
+    check = "check_batch_gather_values"
+    gen = torch.Generator().manual_seed(10_000 + seed)
+    for i in range(cases):
+        tensor, indices = _case(gen, i)
+        _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
+
+
+def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
+    """The gradient with respect to ``tensor`` equals the loop's: a row picked several times
+    accumulates the upstream gradient of every pick, a row never picked gets zero."""
+    __tracebackhide__ = True
+    check = "check_batch_gather_gradient"
+    gen = torch.Generator().manual_seed(11_000 + seed)
+    for i in range(cases):
+        b = int(torch.randint(1, 5, (1,), generator=gen))
+        n = int(torch.randint(1, 4, (1,), generator=gen))           # few rows, many picks: repeats
+        k, f = [int(torch.randint(3, 7, (1,), generator=gen))] + _dims(gen, 1), _dims(gen, 2)
+        device = _devices()[i % len(_devices())]
+        dtype = torch.float64 if device == "cpu" else torch.float32
+        tensor = _values(gen, [b, n, *f], dtype).to(device)
+        indices = torch.randint(0, n, [b, *k], generator=gen).to(device)
+
+        def loop_vjp(grad_output, tensor=tensor, indices=indices):
+            leaf = tensor.detach().clone().requires_grad_(True)
+            (grad,) = torch.autograd.grad(loop_gather(leaf, indices), leaf, grad_output)
+            return grad
+
+        expect_grad_close(check, lambda t, indices=indices: batch_gather(t, indices), [tensor], loop_vjp,
+                          what="batch_gather", rtol=1e-6 if dtype == torch.float32 else 1e-12, atol=1e-6,
+                          hint="Gather with differentiable torch indexing (`tensor.reshape(...)[index]` or "
+                               "`torch.gather`); no `.detach()`, `.numpy()` or `.tolist()` on the way.")
+
+
+def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
+    """An index outside ``[0, N)`` raises an error instead of returning values from another row
+    (tested on the CPU: on CUDA it would be a device-side assert); indices whose batch size differs
+    from the tensor's (larger or smaller) raise a ``ValueError`` whose message mentions the batch."""
+    __tracebackhide__ = True
+    check = "check_batch_gather_errors"
+    gen = torch.Generator().manual_seed(12_000 + seed)
+    for i in range(cases):
+        b, n = int(torch.randint(2, 5, (1,), generator=gen)), int(torch.randint(2, 6, (1,), generator=gen))
+        f, k = _dims(gen, 2), _dims(gen, 2)
+        tensor = _values(gen, [b, n, *f], torch.float32)
+        for bad in (n, n + 3, -n - 1):
+            indices = torch.randint(0, n, [b, *k], generator=gen)
+            indices.view(b, -1)[0, 0] = bad    # in row 0: a flat offset would read row 1
+            try:
+                raises_from_student(check, batch_gather, tensor, indices, expected=Exception, what="batch_gather")
+            except CheckFailure as failure:
+                if "not implemented" in failure.detail:
+                    raise
+                raise CheckFailure(check, f"index {bad} is out of range for N = {n} rows, but no error was raised: "
+                                          f"{failure.detail}",
+                                   hint="Check `0 <= indices < N` before gathering and raise an IndexError; "
+                                        "with a flat `b * N + i` offset an index N silently reads the next "
+                                        "row.") from None
+        for other in (b + 1, b - 1):
+            indices = torch.randint(0, n, [other, *k], generator=gen)
+            error = raises_from_student(check, batch_gather, tensor, indices, expected=ValueError,
+                                        what="batch_gather")
+            if "batch" not in str(error).lower():
+                raise CheckFailure(check, f"batch_gather({describe(tensor)}, {describe(indices)}) raised "
+                                          f"ValueError({str(error)!r}), whose message does not say that the batch "
+                                          "sizes differ.",
+                                   hint="Say it, e.g. `ValueError(f\"batch size of indices ({indices.shape[0]}) "
+                                        "differs from the tensor's ({tensor.shape[0]})\")`.")
+
+
+def _gather_count_args(batch):
+    gen = torch.Generator().manual_seed(batch)
+    return _values(gen, [batch, 16, 4], torch.float32), torch.randint(0, 16, (batch,), generator=gen)
+
+
+def expect_constant_work(check, fn, make_args, sizes, *, what, hint):
+    """The torch calls and the ATen kernels of ``fn(*make_args(size))`` must be as many for every size.
+
+    Calls are what the Python code asks for; kernels are what runs, which also
+    counts the loop inside a TorchScript function. No clock: the same verdict anywhere.
+    """
+    __tracebackhide__ = True
+    calls, kernels = {}, {}
+    for size in sizes:
+        _, record = ops_of(check, fn, *make_args(size), what=what)
+        calls[size], kernels[size] = record.call_count, len(record.kernels)
+    for kind, counts in (("torch calls", calls), ("ATen kernels", kernels)):
+        if len(set(counts.values())) > 1:
+            shown = ", ".join(f"size {s}: {c}" for s, c in counts.items())
+            raise CheckFailure(check, f"the number of {kind} {what} makes grows with the input size ({shown}); "
+                                      "a vectorized version makes the same calls for any size.",
+                               hint=hint, measurements={"calls": calls, "kernels": kernels})
+    return calls, kernels
+
+
+def check_batch_gather_vectorized(batch_gather, *, seed=0):
+    """No loop over the batch, measured without a clock: the numbers of torch calls and of ATen kernels
+    are the same for a batch of 4 and a batch of 64 (a loop's grow with the batch)."""
+    __tracebackhide__ = True
+    check = "check_batch_gather_vectorized"
+    tensor, indices = _gather_count_args(3 + seed)
+    _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
+    expect_constant_work(check, batch_gather, _gather_count_args, COUNT_BATCHES, what="batch_gather",
+                         hint=LOOP_HINT)
+
+
+def _speed_args(device, seed):
+    gen = torch.Generator().manual_seed(13_000 + seed)
+    b, n, f = SPEED_SHAPE
+    return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
+
+
+def check_batch_gather_speed(batch_gather, *, seed=0):
+    """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
+    times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one
+    process; on CUDA, also no host synchronisation per row."""
+    __tracebackhide__ = True
+    check = "check_batch_gather_speed"
+    device = _devices()[-1]
+    tensor, indices = _speed_args(device, seed)
+    _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
+    if device == "cuda":
+        expect_no_per_row_sync(check, batch_gather, lambda b: (tensor[:b], indices[:b]), COUNT_BATCHES,
+                               what="batch_gather")
+    expect_speedup(check, "batch_gather", batch_gather, loop_gather, (tensor, indices), what="batch_gather",
+                   hint=LOOP_HINT)
+
+
+# ----------------------------------------------------------- the TorchScript loop
+
+def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
+    """A TorchScript function (made with ``torch.jit.script``) that returns what the loop returns, for
+    indices of any rank and any trailing dimensions, on the CPU (and CUDA when present)."""
+    __tracebackhide__ = True
+    check = "check_scripted_gather"
+    fn = scripted_batch_gather
+    if not isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)):
+        raise CheckFailure(check, f"scripted_batch_gather is a {type(fn).__name__}, not a TorchScript function.",
+                           hint="Assign `scripted_batch_gather = torch.jit.script(batch_gather_loop)`.")
+    gen = torch.Generator().manual_seed(14_000 + seed)
+    for i in range(cases):
+        tensor, indices = _case(gen, i)
+        try:
+            _expect_matches_loop(check, fn, tensor, indices, what="scripted_batch_gather")
+        except CheckFailure as failure:
+            if "NotImplementedError" in failure.detail:   # TorchScript wraps it in torch.jit.Error
+                raise CheckFailure(check, "scripted_batch_gather is not implemented yet (it raised "
+                                          "NotImplementedError).",
+                                   hint="Write the loop in batch_gather_loop, then run its cell again.") from None
+            raise
