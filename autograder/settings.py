@@ -60,11 +60,31 @@ class GradingSettings:
 
 
 @dataclass
+class DataloadingSettings:
+    """The loading checks (``autograder.checks.dataloading``).
+
+    ``start_method``: how DataLoader workers start. "fork" (the default where the platform has it) lets workers
+    use a dataset class defined in a notebook; "spawn" and "forkserver" unpickle the dataset in each worker,
+    which needs its class importable from a module (a class in a notebook's ``__main__`` is not).
+    """
+
+    start_method: str = "fork"
+    jpeg_max_abs_diff: int = 24        # JPEG members: largest per-pixel difference from OpenCV's own decoding
+    jpeg_mean_abs_diff: float = 2.0    # ... and the largest mean difference (another decoder, e.g. PIL, passes)
+    memory_members: tuple = (200, 2000)  # members of the small and the large shard in the memory check
+    max_bytes_per_member: float = 64.0   # allowed growth of peak traced memory per extra member
+    memory_calibration: str = ("2026-11-22, 2-core CPU, Python 3.11, tracemalloc peak over 200 vs 2000 "
+                               "2x2 PNG members: reference (tar.members reset) -0.04 B/member, "
+                               "tarfile's growing members list 410 B/member")
+
+
+@dataclass
 class Settings:
     call_timeout_s: float = 60.0       # one call of student code; longer counts as a hang
     max_output_chars: int = 2000       # what a student's prints may show inside a check message
     max_examples_in_message: int = 6   # values shown from a failing tensor
     dataloader_timeout_s: float = 60.0 # one DataLoader pass in the loading checks
+    dataloading: DataloadingSettings = field(default_factory=DataloadingSettings)
     speed: SpeedSettings = field(default_factory=SpeedSettings)
     grading: GradingSettings = field(default_factory=GradingSettings)
 

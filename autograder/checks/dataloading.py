@@ -1,0 +1,417 @@
+"""Checks for the ``dataloading`` assignment: an image folder, tar shards, and a sharded IterableDataset.
+
+The grader makes its own data (:mod:`autograder.synthetic`): images whose pixels carry their id, encoded by
+OpenCV as PNG and JPEG, written into shards by the grader's own writer together with members that are not
+images. ``TarImageDataset`` is therefore graded independently of the student's ``write_shards``. The
+exactly-once checks run real ``DataLoader`` worker processes (see :mod:`.dataloading_runs` for time limits,
+clean-up and the start method).
+"""
+
+import os
+import tempfile
+
+import numpy as np
+
+from .. import synthetic
+from ..errors import CheckFailure
+from ..settings import settings
+from ..student import call_student
+from .dataloading_expect import as_item, expect_exactly_once, expect_image
+from .dataloading_resources import pass_and_files, peak_traced_bytes
+from .dataloading_runs import describe_run, load_all
+
+# (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.
+WORKER_GRID = ((1, (0, 2, 3)), (2, (1, 2, 5)), (3, (2, 3, 5)), (7, (0, 2, 3, 5)))
+# (number of shards, world_size): every rank runs a DataLoader with two workers.
+RANK_GRID = ((3, 2), (7, 3), (2, 3))
+RANK_WORKERS = 2
+
+
+def _shard_set(directory, num_shards, rng, *, first_id=0, empty_shard=False):
+    """Shards with uneven numbers of images (and non-image members); returns (paths, samples in order)."""
+    total = num_shards * 2 + int(rng.integers(1, 5))
+    samples = synthetic.make_samples(total, seed=int(rng.integers(1 << 30)), first_id=first_id)
+    sizes = synthetic.split_sizes(total, num_shards, rng, empty_shard=empty_shard)
+    paths = synthetic.write_shards(directory, synthetic.group(samples, sizes))
+    return paths, samples
+
+
+def _construct(check, TarImageDataset, paths, **options):
+    return call_student(check, TarImageDataset, list(paths), what="TarImageDataset", **options)
+
+
+def _iterate(check, dataset, *, what):
+    """Every item of a single-process pass over ``dataset`` (no DataLoader)."""
+    __tracebackhide__ = True
+    return call_student(check, lambda: list(iter(dataset)), what=what)
+
+
+# ------------------------------------------------------------ ImageDirectoryDataset
+
+def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
+    """``len`` counts the files matching ``pattern``; item ``i`` is the ``i``-th in sorted path order, decoded by
+    OpenCV (``HxWx3`` uint8, BGR); an index past the end raises ``IndexError``; an empty folder has length 0;
+    it works in a ``DataLoader`` with two workers."""
+    __tracebackhide__ = True
+    check = "check_image_directory_dataset"
+    rng = np.random.default_rng(100 + seed)
+    with tempfile.TemporaryDirectory(prefix="grader-images-") as root:
+        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=seed, formats=("png",), prefix="img{id}")
+        jpgs = synthetic.make_samples(3, seed=seed + 1, first_id=50, formats=("jpg",), prefix="img{id}")
+        files = pngs + jpgs
+        order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
+        synthetic.write_files(root, [files[i] for i in order])
+        with open(os.path.join(root, "notes.txt"), "w") as handle:
+            handle.write("not an image\n")
+        for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):
+            by_path = sorted(chosen, key=lambda s: os.path.join(root, s.name))
+            kwargs = {} if pattern == "*.png" else {"pattern": pattern}
+            dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset", **kwargs)
+            where = f"ImageDirectoryDataset(root, pattern={pattern!r}) on a folder of {len(files)} images"
+            length = call_student(check, len, dataset, what="len(dataset)")
+            if length != len(chosen):
+                raise CheckFailure(check, f"with {where}: len(dataset) is {length}, expected {len(chosen)} (the "
+                                          f"files matching {pattern!r}).",
+                                   hint="List root with the pattern (Path(root).glob(pattern)) and keep that list.")
+            for index, sample in enumerate(by_path):
+                image = call_student(check, lambda i=index: dataset[i], what=f"dataset[{index}]")
+                other = _same_image_as(image, by_path)
+                if other is not None and other is not sample:
+                    names = [s.name for s in by_path]
+                    raise CheckFailure(check, f"with {where}: dataset[{index}] is not the file {sample.name!r}; the "
+                                              f"files in sorted path order are {names}.",
+                                       hint="Sort the paths (sorted(...)); item i must be the i-th of them, "
+                                            "never a random one.")
+                expect_image(check, image, sample, where=f"{where}, dataset[{index}]")
+            for bad in (length, length + 3):
+                _expect_index_error(check, dataset, bad, where)
+        _expect_loader_order(check, ImageDirectoryDataset, root, sorted(pngs, key=lambda s: s.name))
+        empty = os.path.join(root, "empty")
+        os.mkdir(empty)
+        dataset = call_student(check, ImageDirectoryDataset, empty, what="ImageDirectoryDataset")
+        length = call_student(check, len, dataset, what="len(dataset)")
+        if length != 0:
+            raise CheckFailure(check, f"an empty folder gives len(dataset) = {length}, expected 0.")
+
+
+def _same_image_as(image, samples):
+    """The sample whose decoding ``image`` equals (in either channel order), or None."""
+    if not isinstance(image, np.ndarray):
+        return None
+    for sample in samples:
+        expected = sample.expected
+        if image.shape == expected.shape and (np.array_equal(image, expected)
+                                              or np.array_equal(image[..., ::-1], expected)):
+            return sample
+    return None
+
+
+def _expect_index_error(check, dataset, index, where):
+    __tracebackhide__ = True
+
+    def get():
+        try:
+            return dataset[index]
+        except IndexError:
+            return IndexError
+    got = call_student(check, get, what=f"dataset[{index}]")
+    if got is not IndexError:
+        raise CheckFailure(check, f"with {where}: dataset[{index}] (past the end) returned "
+                                  f"{type(got).__name__}, expected it to raise IndexError.",
+                           hint="Index a list of paths, which raises IndexError by itself; don't wrap indices "
+                                "around with %.")
+
+
+def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
+    __tracebackhide__ = True
+    dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset")
+    where = "ImageDirectoryDataset in DataLoader(num_workers=2)"
+    items = load_all(check, dataset, 2, where=where)
+    got = [synthetic.decode_id(image) for image in items]
+    if got != [s.sample_id for s in samples]:
+        raise CheckFailure(check, f"with {where}: the images came out in another order than the sorted files.")
+
+
+# ------------------------------------------------------------------ write_shards
+
+def check_write_shards(write_shards, *, seed=0):
+    """``num_shards`` tar files ``shard-00000.tar``, ... in ``out_dir``, returned in order; each image in exactly
+    one shard under its own file name with its bytes; shard sizes differ by at most one; the same input gives the
+    same shards; ``num_shards`` < 1 or more shards than images raise ``ValueError``."""
+    __tracebackhide__ = True
+    check = "check_write_shards"
+    rng = np.random.default_rng(200 + seed)
+    with tempfile.TemporaryDirectory(prefix="grader-write-") as root:
+        count = int(rng.integers(9, 15))
+        samples = synthetic.make_samples(count, seed=seed)
+        paths = synthetic.write_files(os.path.join(root, "images"), samples)
+        given = [paths[i] for i in rng.permutation(count)]
+        by_name = {s.name: s for s in samples}
+        for num_shards in (3, 1, count, 4 + seed % 3):
+            out_dir = os.path.join(root, f"out-{num_shards}")
+            os.mkdir(out_dir)
+            where = f"write_shards(<{count} image paths>, out_dir, num_shards={num_shards})"
+            layout = _written_layout(check, write_shards, given, out_dir, num_shards, where)
+            found = [name for members in layout for name, _ in members]
+            extra = sorted(set(found) - set(by_name))
+            if extra:
+                raise CheckFailure(check, f"{where} wrote members {extra[:3]} that are not image file names.",
+                                   hint="Add each image with arcname=os.path.basename(path).")
+            twice = sorted({n for n in found if found.count(n) > 1})
+            missing = sorted(set(by_name) - set(found))
+            if twice or missing:
+                raise CheckFailure(check, f"{where}: images in more than one shard: {twice[:3]}; in none: "
+                                          f"{missing[:3]}.", hint="Give each image to exactly one shard.")
+            for members in layout:
+                for name, data in members:
+                    if data != by_name[name].data:
+                        raise CheckFailure(check, f"{where}: the member {name!r} does not hold that file's bytes.")
+            sizes = [len(members) for members in layout]
+            if max(sizes) - min(sizes) > 1:
+                raise CheckFailure(check, f"{where} wrote shards of {sizes} images; sizes may differ by at most one.",
+                                   hint="Give the first len % num_shards shards one image more than the others.")
+            again_dir = os.path.join(root, f"again-{num_shards}")
+            os.mkdir(again_dir)
+            again = _written_layout(check, write_shards, given, again_dir, num_shards, where)
+            if [[n for n, _ in m] for m in again] != [[n for n, _ in m] for m in layout]:
+                raise CheckFailure(check, f"{where} called twice with the same input wrote different shards.",
+                                   hint="Don't shuffle with an unseeded random generator or depend on set order.")
+        for bad in (0, -1, count + 1):
+            _expect_value_error(check, write_shards, given, os.path.join(root, f"bad{bad}"), bad)
+
+
+def _written_layout(check, write_shards, given, out_dir, num_shards, where):
+    """``[[(member name, bytes), ...] per shard]`` after checking the returned paths and the files written."""
+    __tracebackhide__ = True
+    returned = call_student(check, write_shards, list(given), out_dir, num_shards, what="write_shards")
+    expected = [os.path.join(out_dir, f"shard-{i:05d}.tar") for i in range(num_shards)]
+    try:
+        returned_paths = [os.path.realpath(os.fspath(p)) for p in returned]
+    except TypeError:
+        returned_paths = None
+    if returned_paths != [os.path.realpath(p) for p in expected]:
+        raise CheckFailure(check, f"{where} returned {str(returned)[:200]}; expected the {num_shards} shard paths "
+                                  f"{[os.path.basename(p) for p in expected][:3]}... in order.",
+                           hint="Name shard i f'shard-{i:05d}.tar' inside out_dir and return the list of paths.")
+    written = sorted(os.listdir(out_dir))
+    if written != [os.path.basename(p) for p in expected]:
+        raise CheckFailure(check, f"{where} left {written[:5]} in out_dir; expected exactly the shard files.")
+    layout = []
+    for path in expected:
+        try:
+            members = synthetic.read_tar_members(path)
+        except Exception as error:  # noqa: BLE001 - any unreadable shard is the student's
+            raise CheckFailure(check, f"{where}: {os.path.basename(path)} is not a readable tar file ({error}).") \
+                from None
+        layout.append([(name, data) for name, data in members if data is not None])
+    return layout
+
+
+def _expect_value_error(check, write_shards, given, out_dir, num_shards):
+    __tracebackhide__ = True
+
+    def attempt():
+        try:
+            write_shards(list(given), out_dir, num_shards)
+        except ValueError:
+            return ValueError
+        return None
+    if call_student(check, attempt, what="write_shards") is not ValueError:
+        raise CheckFailure(check, f"write_shards(<{len(given)} image paths>, out_dir, num_shards={num_shards}) did "
+                                  "not raise ValueError.",
+                           hint="Check 1 <= num_shards <= len(image_paths) before writing anything.")
+
+
+# ------------------------------------------------------------------ TarImageDataset
+
+def _odd_samples(first_id):
+    """A grey PNG and a PNG with an alpha channel: OpenCV's IMREAD_COLOR gives both three channels."""
+    grey = np.tile(np.arange(0, 240, 20, dtype=np.uint8), (7, 1))
+    rgba = np.dstack([synthetic.synthetic_image(first_id + 1, 6, 10), np.full((6, 10), 128, np.uint8)])
+    return [synthetic.Sample(f"grey-{first_id:06d}.png", first_id, "png", synthetic.encode(grey, "png")),
+            synthetic.Sample(f"alpha-{first_id + 1:06d}.png", first_id + 1, "png", synthetic.encode(rgba, "png"))]
+
+
+def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
+    """A single-process pass yields ``(name, image)`` for every image member, shard after shard in archive order,
+    skipping members that are not images (JSON, text, directories); each image is OpenCV's decoding of the
+    member (PNG: equal; JPEG: within a tolerance): an ``HxWx3`` uint8 array in BGR order."""
+    __tracebackhide__ = True
+    check = "check_tar_dataset_decoding"
+    rng = np.random.default_rng(300 + seed)
+    with tempfile.TemporaryDirectory(prefix="grader-decode-") as root:
+        samples = synthetic.make_samples(int(rng.integers(10, 16)), seed=seed) + _odd_samples(1000)
+        order = rng.permutation(len(samples))
+        samples = [samples[i] for i in order]
+        sizes = synthetic.split_sizes(len(samples), 3, rng)
+        paths = synthetic.write_shards(root, synthetic.group(samples, sizes))
+        where = f"TarImageDataset over {len(paths)} shards of {sizes} images (and non-image members), no DataLoader"
+        dataset = _construct(check, TarImageDataset, paths)
+        items = [as_item(check, item, where=where, position=i)
+                 for i, item in enumerate(_iterate(check, dataset, what="list(TarImageDataset(paths))"))]
+        names = [name for name, _ in items]
+        expected = [s.name for s in samples]
+        if names != expected:
+            skipped = sorted(set(names) - set(expected))
+            hint = ("Skip members that are not images: directories, .json and .txt files." if skipped else
+                    "Without workers and with world_size=1, yield every image of shard 0 in archive order, "
+                    "then shard 1, and so on.")
+            raise CheckFailure(check, f"with {where}: the names came out as {names[:6]}{'...' if len(names) > 6 else ''}"
+                                      f" ({len(names)} items); expected {expected[:6]}... ({len(expected)} images).",
+                               hint=hint)
+        for (name, image), sample in zip(items, samples):
+            expect_image(check, image, sample, where=where)
+
+
+def check_tar_dataset_errors(TarImageDataset, *, seed=0):
+    """A member that does not decode raises an error that names its shard and the member; a missing shard
+    raises ``FileNotFoundError`` before any sample is yielded."""
+    __tracebackhide__ = True
+    check = "check_tar_dataset_errors"
+    rng = np.random.default_rng(400 + seed)
+    with tempfile.TemporaryDirectory(prefix="grader-errors-") as root:
+        samples = synthetic.make_samples(6, seed=seed)
+        bad_name = "broken-000099.png" if seed % 2 == 0 else "empty-000099.jpg"
+        bad_bytes = rng.integers(0, 256, 300, dtype=np.uint8).tobytes() if seed % 2 == 0 else b""
+        good = synthetic.write_shards(os.path.join(root, "good"), [samples[:3]])[0]
+        members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name, samples[5].data)]
+        bad = synthetic.write_tar(os.path.join(root, "damaged-0001.tar"), members)
+        dataset = _construct(check, TarImageDataset, [good, bad])
+
+        def attempt():
+            try:
+                list(iter(dataset))
+            except NotImplementedError:
+                raise
+            except Exception as error:  # noqa: BLE001 - the error is what we grade
+                return error
+            return None
+        error = call_student(check, attempt, what="list(TarImageDataset([good shard, damaged shard]))")
+        where = f"a shard 'damaged-0001.tar' whose member {bad_name!r} is {'random bytes' if bad_bytes else 'empty'}"
+        if error is None:
+            raise CheckFailure(check, f"with {where}: a full pass raised no error.",
+                               hint="cv2.imdecode returns None for bytes it cannot decode: raise an error then.")
+        text = str(error)
+        if "damaged-0001.tar" not in text or bad_name not in text:
+            raise CheckFailure(check, f"with {where}: the error was {type(error).__name__}: {text[:300]!r}; it should "
+                                      "name the shard and the member.",
+                               hint="Raise e.g. ValueError(f'{path}: cannot decode {member.name}').")
+        missing = os.path.join(root, "missing-0002.tar")
+        _expect_missing_shard(check, TarImageDataset, [good, missing])
+
+
+def _expect_missing_shard(check, TarImageDataset, paths):
+    __tracebackhide__ = True
+    where = "TarImageDataset([an existing shard, 'missing-0002.tar'])"
+
+    def attempt():
+        yielded = 0
+        try:
+            dataset = TarImageDataset(list(paths))
+            for _ in dataset:
+                yielded += 1
+        except FileNotFoundError:
+            return yielded
+        return None
+    yielded = call_student(check, attempt, what=where)
+    if yielded is None:
+        raise CheckFailure(check, f"{where}: neither building it nor a full pass raised FileNotFoundError.",
+                           hint="Check that every path exists (os.path.isfile) and raise FileNotFoundError.")
+    if yielded:
+        raise CheckFailure(check, f"{where}: FileNotFoundError came only after {yielded} samples.",
+                           hint="Check all the paths before yielding anything, so that a typo fails at once.")
+
+
+def _exactly_once_over(check, TarImageDataset, paths, samples, runs, *, world_size=None):
+    """Run each ``(num_workers)`` in ``runs`` (per rank with ``world_size``) and expect every image exactly once."""
+    __tracebackhide__ = True
+    for num_workers in runs:
+        if world_size is None:
+            where = describe_run(len(paths), num_workers)
+            dataset = _construct(check, TarImageDataset, paths)
+            by_source = {"one process": _load_items(check, dataset, num_workers, where)}
+        else:
+            where = describe_run(len(paths), num_workers, "r", world_size).replace("rank r of ", "on each rank, ")
+            by_source = {}
+            for rank in range(world_size):
+                dataset = _construct(check, TarImageDataset, paths, rank=rank, world_size=world_size)
+                rank_where = describe_run(len(paths), num_workers, rank, world_size)
+                by_source[f"rank {rank}"] = _load_items(check, dataset, num_workers, rank_where)
+        expect_exactly_once(check, by_source, samples, where=where)
+
+
+def _load_items(check, dataset, num_workers, where):
+    __tracebackhide__ = True
+    return [as_item(check, item, where=where, position=i)
+            for i, item in enumerate(load_all(check, dataset, num_workers, where=where))]
+
+
+def check_tar_dataset_workers(TarImageDataset, *, seed=0, grid=WORKER_GRID):
+    """Through real ``DataLoader`` worker processes, every image comes out exactly once (no duplicate, nothing
+    missing), with ``num_workers`` in {0, 1, 2, 3, 5} over 1, 2, 3 and 7 shards of uneven sizes: fewer workers
+    than shards, as many, and more."""
+    __tracebackhide__ = True
+    check = "check_tar_dataset_workers"
+    rng = np.random.default_rng(500 + seed)
+    with tempfile.TemporaryDirectory(prefix="grader-workers-") as root:
+        for num_shards, runs in grid:
+            directory = os.path.join(root, f"{num_shards}-shards")
+            paths, samples = _shard_set(directory, num_shards, rng, empty_shard=num_shards >= 7)
+            _exactly_once_over(check, TarImageDataset, paths, samples, runs)
+
+
+def check_tar_dataset_ranks(TarImageDataset, *, seed=0, grid=RANK_GRID):
+    """With ``world_size`` 2 and 3 (one ``TarImageDataset(paths, rank, world_size)`` per rank, each read by a
+    ``DataLoader`` with two workers), the union over all ranks holds every image exactly once."""
+    __tracebackhide__ = True
+    check = "check_tar_dataset_ranks"
+    rng = np.random.default_rng(600 + seed)
+    with tempfile.TemporaryDirectory(prefix="grader-ranks-") as root:
+        for num_shards, world_size in grid:
+            directory = os.path.join(root, f"{num_shards}-shards-{world_size}-ranks")
+            paths, samples = _shard_set(directory, num_shards, rng)
+            _exactly_once_over(check, TarImageDataset, paths, samples, (RANK_WORKERS,), world_size=world_size)
+
+
+def check_tar_dataset_resources(TarImageDataset, *, seed=0):
+    """After a full pass no shard is left open (neither held open nor left for the garbage collector to close),
+    and the peak memory of a pass does not grow with the number of members in a shard (no growing member
+    list: ``tarfile`` keeps every member it has read in ``tar.members`` unless told otherwise)."""
+    __tracebackhide__ = True
+    check = "check_tar_dataset_resources"
+    rng = np.random.default_rng(700 + seed)
+    limits = settings.dataloading
+    with tempfile.TemporaryDirectory(prefix="grader-resources-") as root:
+        paths, samples = _shard_set(os.path.join(root, "files"), 3, rng)
+        dataset = _construct(check, TarImageDataset, paths)
+        where = f"a full pass over TarImageDataset of {len(paths)} shards, no DataLoader"
+        count, still_open, unclosed = pass_and_files(check, dataset, root, what="TarImageDataset")
+        if count != len(samples):
+            raise CheckFailure(check, f"with {where}: {count} items came out, expected {len(samples)}.")
+        if still_open:
+            raise CheckFailure(check, f"after {where}, these shards are still open: "
+                                      f"{[os.path.basename(p) for p in still_open]}.",
+                               hint="Open each shard with `with tarfile.open(path) as tar:` inside __iter__; don't "
+                                    "keep open files on the dataset.")
+        if unclosed:
+            raise CheckFailure(check, f"during {where}, Python's garbage collector had to close shards your code left "
+                                      f"open: {unclosed[0]}.",
+                               hint="Close every shard you open: `with tarfile.open(path) as tar:`.")
+        small, large = limits.memory_members
+        peaks = {}
+        for members in (small, large):
+            path = synthetic.write_tar(os.path.join(root, f"many-{members}.tar"),
+                                       [(f"{i:07d}.png", synthetic.tiny_png()) for i in range(members)])
+            dataset = _construct(check, TarImageDataset, [path])
+            count, peaks[members] = peak_traced_bytes(check, dataset, what=f"TarImageDataset over {members} members")
+            if count != members:
+                raise CheckFailure(check, f"a shard of {members} images gave {count} items.")
+        per_member = (peaks[large] - peaks[small]) / (large - small)
+        if per_member > limits.max_bytes_per_member:
+            raise CheckFailure(check, f"the peak memory of a pass grew from {peaks[small] / 1024:.0f} KiB over a "
+                                      f"shard of {small} small images to {peaks[large] / 1024:.0f} KiB over one of "
+                                      f"{large}: {per_member:.0f} bytes per member (allowed: "
+                                      f"{limits.max_bytes_per_member:g}).",
+                               hint="tarfile keeps every member it reads in `tar.members`: set `tar.members = []` "
+                                    "after each one, and don't call `getmembers()` or keep lists of names.",
+                               bytes_per_member=per_member)

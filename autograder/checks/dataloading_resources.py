@@ -1,0 +1,64 @@
+"""Resources a dataset holds: open files after a pass, and memory that grows with the number of members.
+
+Open files are seen two ways: the descriptors this process still holds on the shards after a full pass
+(``/proc/self/fd``, or psutil where there is no /proc), and the ``ResourceWarning`` Python gives when the garbage
+collector, rather than the dataset, closes a file. Memory is the peak that ``tracemalloc`` traces during a pass
+over a shard of few members and one of many: a dataset that keeps every member it read grows with the shard.
+"""
+
+import gc
+import os
+import tracemalloc
+import warnings
+
+from ..student import call_student
+
+
+def open_paths_under(directory):
+    """The paths under ``directory`` that this process holds open, or None where that cannot be seen."""
+    directory = os.path.realpath(directory)
+    if os.path.isdir("/proc/self/fd"):
+        paths = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                paths.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                continue
+    else:
+        try:
+            import psutil
+        except ImportError:
+            return None
+        paths = [f.path for f in psutil.Process().open_files()]
+    return sorted(p for p in paths if os.path.realpath(p).startswith(directory + os.sep))
+
+
+def pass_and_files(check, dataset, directory, *, what):
+    """A full single-process pass; returns (items yielded, files under ``directory`` still open while the
+    dataset lives, messages of ResourceWarnings about files closed by the garbage collector)."""
+    __tracebackhide__ = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        count = call_student(check, lambda: sum(1 for _ in dataset), what=what)
+        still_open = open_paths_under(directory)
+        gc.collect()
+    unclosed = [str(w.message) for w in caught
+                if issubclass(w.category, ResourceWarning) and os.path.realpath(directory) in str(w.message)]
+    return count, still_open, unclosed
+
+
+def peak_traced_bytes(check, dataset, *, what):
+    """(items, peak bytes traced by ``tracemalloc`` above the start) during a full single-process pass."""
+    __tracebackhide__ = True
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        gc.collect()
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        count = call_student(check, lambda: sum(1 for _ in dataset), what=what)
+        return count, tracemalloc.get_traced_memory()[1] - start
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
