@@ -1,0 +1,133 @@
+"""The broadcasting checks pass correct solutions and catch each realistic mistake."""
+
+import pytest
+import torch
+
+from autograder.checks import broadcasting
+from autograder.errors import CheckFailure
+from autograder.tiling import expect_no_tiling
+from tests.mutants.broadcasting import MUTANTS, distances_loop, mse_no_check
+from tests.proving import alternative, check_names, failing, reference, stub, with_replacements
+
+TOPIC = "broadcasting"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", [0, 11])
+def test_reference_gets_full_marks(seed):
+    assert failing(TOPIC, reference(TOPIC), seed=seed) == {}
+
+
+@pytest.mark.parametrize("seed", [0, 12])
+def test_second_correct_solution_gets_full_marks(seed):
+    assert failing(TOPIC, alternative(TOPIC), seed=seed) == {}
+
+
+def test_stub_fails_every_check():
+    failed = failing(TOPIC, stub(TOPIC))
+    assert set(failed) == check_names(TOPIC)
+    assert all("not implemented yet" in message for message in failed.values())
+
+
+@pytest.mark.parametrize("mistake", sorted(MUTANTS))
+def test_mistake_loses_its_check(mistake):
+    replacements, targets = MUTANTS[mistake]
+    failed = failing(TOPIC, with_replacements(TOPIC, replacements))
+    assert targets <= set(failed), f"{mistake}: expected {targets} to fail, failed {set(failed)}"
+
+
+# ------------------------------------------------------------------ the tiling detector
+
+def _layers(in1=5, in2=6, out=10):
+    torch.manual_seed(0)
+    return torch.nn.Linear(in1, out), torch.nn.Linear(in2, out), torch.nn.Linear(in1 + in2, out)
+
+
+A, B = torch.randn(5, 3, 5), torch.randn(5, 1, 6)
+
+
+def _tiling_message(fn):
+    with pytest.raises(CheckFailure) as excinfo:
+        expect_no_tiling("check_x", fn, A, B, what="forward")
+    return str(excinfo.value)
+
+
+def test_split_layers_pass_even_with_a_broadcast_view():
+    linear1, linear2, _ = _layers()
+    out = expect_no_tiling("check_x", lambda a, b: linear1(a) + linear2(b).expand(5, 3, 10), A, B)
+    assert out.shape == (5, 3, 10)
+
+
+@pytest.mark.parametrize("tile, named", [
+    (lambda b: b.repeat(1, 3, 1), "Tensor.repeat"),
+    (lambda b: torch.tile(b, (1, 3, 1)), "torch.tile"),
+    (lambda b: b.repeat_interleave(3, dim=1), "Tensor.repeat_interleave"),
+])
+def test_tiling_ops_are_named(tile, named):
+    *_, linear = _layers()
+    message = _tiling_message(lambda a, b: linear(torch.cat([a, tile(b)], -1)))
+    assert named in message and "Input: a = tensor of shape [5, 3, 5]" in message
+
+
+@pytest.mark.parametrize("view, join, named", [
+    (lambda b: b.expand(5, 3, 6), lambda t: torch.cat(t, -1), ("Tensor.expand", "torch.cat")),
+    (lambda b: b.expand_as(torch.empty(5, 3, 6)), lambda t: torch.concat(t, -1), ("Tensor.expand_as", "torch.concat")),
+    (lambda b: torch.broadcast_to(b, (5, 3, 6)), lambda t: torch.dstack(t), ("torch.broadcast_to", "torch.dstack")),
+    (lambda b: torch.broadcast_tensors(b, torch.empty(5, 3, 1))[0], lambda t: torch.cat(t, 2),
+     ("broadcast_tensors", "torch.cat")),
+])
+def test_a_broadcast_view_then_a_join_is_caught_in_any_spelling(view, join, named):
+    *_, linear = _layers()
+    message = _tiling_message(lambda a, b: linear(join([a, view(b)])))
+    assert all(name in message for name in named), message
+
+
+@pytest.mark.parametrize("materialise", [
+    lambda b: b.expand(5, 3, 6).contiguous(),
+    lambda b: b + torch.zeros(5, 3, 1),
+    lambda b: torch.zeros(5, 3, 6).copy_(b),
+    lambda b: b.expand(5, 3, 6).reshape(15, 6),
+])
+def test_a_materialised_tiled_input_is_caught_without_any_tiling_op(materialise):
+    linear1, linear2, _ = _layers()
+    message = _tiling_message(lambda a, b: linear1(a) + linear2(materialise(b)).reshape(5, 3, 10))
+    assert "materialises a tensor of shape" in message and "`b` tiled to the batch shape [5, 3]" in message
+
+
+# -------------------------------------------------------------------------- messages
+
+def test_negative_distances_message_says_clamp():
+    replacements, _ = MUTANTS["distances from the expanded square without clamping"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_pairwise_nonnegative"]
+    assert "negative" in message and "clamp" in message and "Input: x = tensor of shape" in message
+
+
+def test_loop_reports_growing_op_counts():
+    with pytest.raises(CheckFailure) as excinfo:
+        broadcasting.check_pairwise_vectorized(distances_loop)
+    counts = excinfo.value.measurements["op_counts"]
+    assert counts[2] < counts[5] < counts[13]
+
+
+def test_the_twelve_not_six_trap_is_refused():
+    with pytest.raises(CheckFailure) as excinfo:
+        broadcasting.check_strict_mse_refuses_broadcast(mse_no_check)
+    assert "returned" in str(excinfo.value) and "should raise ValueError" in str(excinfo.value)
+
+
+def test_raising_function_costs_only_its_checks():
+    def broken(x, y):
+        raise RuntimeError("boom")
+
+    failed = failing(TOPIC, with_replacements(TOPIC, {"pairwise_sq_distances": broken}))
+    assert set(failed) == {c for c in check_names(TOPIC) if "pairwise" in c}
+    assert "raised RuntimeError: boom" in failed["check_pairwise_values"]
+
+
+def test_merge_that_is_not_a_module_gets_a_clear_message():
+    def merge_function(in1, in2, out, activation=None):
+        return lambda a, b: a
+
+    failed = failing(TOPIC, with_replacements(TOPIC, {"Merge": merge_function}))
+    assert {c for c in check_names(TOPIC) if "merge" in c} == set(failed)
+    assert "not a torch.nn.Module" in failed["check_merge_structure"]
