@@ -1,0 +1,390 @@
+"""Checks for the ``basics`` assignment: ``grad_of``, ``to_numpy`` and ``fit_quadratic``.
+
+Every check draws its inputs from a seeded generator (the hidden tests pass other
+seeds). Gradients are compared with ``torch.autograd`` on a float64 copy of the
+input; arrays with values rebuilt from ``tolist()``; fitted coefficients with the
+quadratic that generated the data.
+"""
+
+import numpy as np
+import torch
+
+from ..compare import expect_close, expect_finite, expect_meta, expect_tensor
+from ..errors import CheckFailure
+from ..student import call_student, describe
+
+# float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
+GRAD_TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-12)}
+
+NUMPY_DTYPES = {
+    torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
+    torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
+    torch.uint8: np.uint8, torch.bool: np.bool_,
+}
+
+# fit_quadratic is graded on y = a x^2 + b x + c with a, b, c uniform in [-5, 5] and x uniform in [-3, 3]
+# (100 fresh points per step), 800 Adam steps at lr 0.1. Calibrated on 2026-11-22 (2-core CPU, torch 2.13):
+# over 150 quadratics and initialisations the reference's largest error was 5.5e-4 (x^2), 1.8e-5 (x) and
+# 2.6e-3 (1); 99th percentile 1.2e-3 for the constant. The tolerance is 20x the worst case. See docs/basics.md.
+FIT_SPAN = 3.0
+FIT_COEFFICIENT_RANGE = 5.0
+FIT_POINTS = 100
+FIT_STEPS = 800
+FIT_LR = 0.1
+FIT_ATOL = 0.05
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _pick(gen, options):
+    return options[int(torch.randint(0, len(options), (1,), generator=gen))]
+
+
+# ------------------------------------------------------------------------ grad_of
+
+class _Function:
+    """A scalar-valued test function that shows its formula in messages."""
+
+    def __init__(self, formula, fn):
+        self.formula, self.fn = formula, fn
+
+    def __call__(self, x):
+        return self.fn(x)
+
+    def __repr__(self):
+        return f"lambda x: {self.formula}"
+
+
+def _scalar_functions(gen, numel):
+    """Scalar-valued functions of a tensor of ``numel`` elements; each works in any dtype and on any device."""
+    weights = torch.randn(numel, generator=gen, dtype=torch.float64)
+    matrix = torch.randn(numel, numel, generator=gen, dtype=torch.float64) / max(numel, 1) ** 0.5
+
+    def like(t, x):
+        return t.to(dtype=x.dtype, device=x.device)
+
+    return [_Function(formula, fn) for formula, fn in [
+        ("(x ** 3).sum()", lambda x: (x ** 3).sum()),
+        ("-(x * x).sum()", lambda x: -(x * x).sum()),
+        ("(w * torch.tanh(x)).sum()", lambda x: (like(weights, x).reshape(x.shape) * torch.tanh(x)).sum()),
+        ("torch.logsumexp(x.flatten(), 0)", lambda x: torch.logsumexp(x.flatten(), 0)),
+        ("x.norm()", lambda x: x.norm()),
+        ("torch.exp(-x ** 2).mean()", lambda x: torch.exp(-x ** 2).mean()),
+        ("(torch.sin(x) * torch.cos(2 * x)).sum()", lambda x: (torch.sin(x) * torch.cos(2 * x)).sum()),
+        ("x.flatten() @ A @ x.flatten()", lambda x: x.flatten() @ like(matrix, x) @ x.flatten()),
+        ("x.max()", lambda x: x.max()),
+        ("torch.nn.functional.softplus(x).pow(2).sum()",
+         lambda x: torch.nn.functional.softplus(x).pow(2).sum()),
+    ]]
+
+
+def _grad_input(gen, dtype, device):
+    """A random input of rank 0 to 3, sometimes a non-contiguous (transposed) view."""
+    rank = int(torch.randint(0, 4, (1,), generator=gen))
+    shape = [int(s) for s in torch.randint(1, 6, (rank,), generator=gen)]
+    x = torch.randn(shape, generator=gen, dtype=torch.float64) + 0.1
+    if rank >= 2 and bool(torch.rand(1, generator=gen) < 0.5):
+        x = x.transpose(0, 1).contiguous().transpose(0, 1)
+    return x.to(dtype=dtype, device=device)
+
+
+def _reference_grad(f, x):
+    leaf = x.detach().double().requires_grad_(True)
+    with torch.enable_grad():
+        (grad,) = torch.autograd.grad(f(leaf), leaf)
+    return grad
+
+
+def check_grad_of_values(grad_of, *, seed=0, cases=30):
+    """The gradient of functions the student has not seen: same shape, dtype and device as ``x``, detached
+    (no ``requires_grad``, no ``grad_fn``), equal to autograd's float64 gradient, for inputs of rank 0 to 3,
+    float32 and float64, contiguous or not."""
+    __tracebackhide__ = True
+    check = "check_grad_of_values"
+    gen = torch.Generator().manual_seed(100 + seed)
+    dtypes = (torch.float32, torch.float64)
+    for i in range(cases):
+        device = _devices()[i % len(_devices())]
+        x = _grad_input(gen, dtypes[i % 2], device)
+        f = _pick(gen, _scalar_functions(gen, x.numel()))
+        inputs = {"f": f, "x": x}
+        grad = call_student(check, grad_of, f, x, what="grad_of")
+        expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
+                    inputs=inputs)
+        if grad.requires_grad or grad.grad_fn is not None:
+            raise CheckFailure(check, f"grad_of's result is still attached to an autograd graph "
+                                      f"(requires_grad={grad.requires_grad}, grad_fn={grad.grad_fn})."
+                                      + _context(inputs),
+                               hint="Return the gradient detached: `torch.autograd.grad(...)[0]` without "
+                                    "`create_graph=True`, or `.detach()` it.")
+        expect_finite(check, grad, what="grad_of's result", inputs=inputs,
+                      hint="Compute the gradient with torch.autograd, not with finite differences.")
+        expect_close(check, grad, _reference_grad(f, x), what="grad_of's result", inputs=inputs,
+                     table=GRAD_TOLERANCES,
+                     hint="Use torch.autograd.grad(f(x_), x_) on a copy x_ that requires grad; finite "
+                          "differences are not accurate enough.")
+
+
+def _context(inputs):
+    return "\nInput: " + "; ".join(f"{k} = {describe(v)}" for k, v in inputs.items())
+
+
+def _grad(t):
+    """``t.grad`` for a leaf; a non-leaf has none (reading it would only warn)."""
+    return t.grad if t.is_leaf else None
+
+
+def _state(t):
+    grad = _grad(t)
+    return {"requires_grad": t.requires_grad, "grad": None if grad is None else grad.clone(),
+            "values": t.detach().clone()}
+
+
+def _expect_unchanged(check, name, before, after_tensor, f):
+    __tracebackhide__ = True
+    where = f"after grad_of(f = {f!r}, x), {name}"
+    if after_tensor.requires_grad != before["requires_grad"]:
+        raise CheckFailure(check, f"{where} has requires_grad={after_tensor.requires_grad}; it was "
+                                  f"{before['requires_grad']} before the call.",
+                           hint="Leave the caller's tensor alone: work on `x.detach().requires_grad_(True)`, a "
+                                "new leaf, instead of setting the flag on `x` itself.")
+    grad = _grad(after_tensor)
+    if before["grad"] is None and grad is not None:
+        raise CheckFailure(check, f"{where} has a .grad ({describe(grad)}); it had none before the call.",
+                           hint="`.backward()` accumulates into the leaves' .grad. Use "
+                                "`torch.autograd.grad(output, inputs)`, which returns the gradient instead, "
+                                "on a detached copy of x.")
+    if before["grad"] is not None and (grad is None or not torch.equal(grad, before["grad"])):
+        raise CheckFailure(check, f"{where} has .grad {describe(grad)}; it was {describe(before['grad'])} "
+                                  "before the call.",
+                           hint="Do not call `.backward()` or touch `.grad` of the caller's tensors.")
+    if not torch.equal(after_tensor.detach(), before["values"]):
+        raise CheckFailure(check, f"{where} changed its values.", hint="Do not modify x in place.")
+
+
+def check_grad_of_leaves_x_alone(grad_of, *, seed=0, cases=6):
+    """``x`` is left as it was: its ``requires_grad`` flag, its ``.grad`` (none, or an earlier one) and its
+    values; and when ``x`` is computed from a leaf that requires grad, that leaf's ``.grad`` too."""
+    __tracebackhide__ = True
+    check = "check_grad_of_leaves_x_alone"
+    gen = torch.Generator().manual_seed(200 + seed)
+    for i in range(cases):
+        device = _devices()[i % len(_devices())]
+        base = _grad_input(gen, torch.float32, device)
+        f = _pick(gen, _scalar_functions(gen, base.numel()))
+        kind = ("plain", "requires_grad", "with_grad", "computed")[i % 4]
+        owner = None
+        if kind == "plain":
+            x = base
+        elif kind == "requires_grad":
+            x = base.clone().requires_grad_(True)
+        elif kind == "with_grad":
+            x = base.clone().requires_grad_(True)
+            x.grad = torch.full_like(x, 7.0)
+        else:   # x = 1.5 * w for a leaf w that requires grad
+            owner = base.clone().requires_grad_(True)
+            x = owner * 1.5
+        before = _state(x)
+        owner_before = _state(owner) if owner is not None else None
+        grad = call_student(check, grad_of, f, x, what="grad_of")
+        expect_tensor(check, grad, what="grad_of's result")
+        described = f"x ({kind.replace('_', ' ')}: {describe(x)})"
+        _expect_unchanged(check, described, before, x, f)
+        if owner is not None:
+            _expect_unchanged(check, "the leaf w that x = 1.5 * w was computed from", owner_before, owner, f)
+        expect_close(check, grad, _reference_grad(f, x), what="grad_of's result", table=GRAD_TOLERANCES,
+                     inputs={"f": f, "x": x})
+
+
+# ----------------------------------------------------------------------- to_numpy
+
+def _random_tensor(gen, dtype, shape):
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < 0.5
+    if dtype.is_floating_point:
+        values = torch.randn(shape, generator=gen, dtype=torch.float64) * 10
+        return values.to(dtype)
+    info = torch.iinfo(dtype)
+    low, high = max(info.min, -(2 ** 62)), min(info.max, 2 ** 62)
+    return torch.randint(low, high, shape, generator=gen, dtype=torch.int64).to(dtype)
+
+
+def _expect_array(check, result, t, *, kind):
+    """``result`` is an ndarray with ``t``'s shape, NumPy dtype and exact values (NaN equal to NaN)."""
+    __tracebackhide__ = True
+    shown = f"to_numpy({kind} {describe(t)})"
+    if not isinstance(result, np.ndarray):
+        raise CheckFailure(check, f"{shown} returned a {type(result).__name__}, not a numpy.ndarray: "
+                                  f"{describe(result)}.",
+                           hint="Return `t....numpy()` itself; no `.tolist()`, `.item()` or tensor.")
+    expected_dtype = np.dtype(NUMPY_DTYPES[t.dtype])
+    if result.dtype != expected_dtype:
+        raise CheckFailure(check, f"{shown} has dtype {result.dtype}, expected {expected_dtype}.",
+                           hint="Keep the tensor's dtype: `.numpy()` maps it exactly; `np.array(t.tolist())` "
+                                "and `.astype(...)` do not.")
+    if tuple(result.shape) != tuple(t.shape):
+        raise CheckFailure(check, f"{shown} has shape {result.shape}, expected {tuple(t.shape)}.",
+                           hint="Do not flatten or squeeze the result.")
+    expected = np.array(t.detach().cpu().tolist(), dtype=expected_dtype).reshape(tuple(t.shape))
+    floating = np.issubdtype(expected_dtype, np.floating)
+    if not np.array_equal(result, expected, equal_nan=floating):
+        same = (result == expected) | (np.isnan(result) & np.isnan(expected)) if floating else result == expected
+        bad = np.argwhere(~np.asarray(same))
+        where = tuple(int(i) for i in bad[0]) if len(bad) else ()
+        raise CheckFailure(check, f"{shown} has values that differ from the tensor's: {len(bad)} of {t.numel()} "
+                                  f"elements, first at index {where}: expected {expected[where]!r}, "
+                                  f"got {result[where]!r}.",
+                           hint="Convert the tensor as it is; do not round or change its type on the way.")
+
+
+def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
+    """An ``np.ndarray`` with the tensor's exact values, shape and NumPy dtype, for every real dtype NumPy has
+    (float16/32/64, int8/16/32/64, uint8, bool), ranks 0 to 3, empty tensors, inf and NaN; on CUDA too when
+    a GPU is present."""
+    __tracebackhide__ = True
+    check = "check_to_numpy_values"
+    gen = torch.Generator().manual_seed(300 + seed)
+    dtypes = list(NUMPY_DTYPES)
+    for i in range(cases):
+        dtype = dtypes[i % len(dtypes)]
+        rank = int(torch.randint(0, 4, (1,), generator=gen))
+        shape = [int(s) for s in torch.randint(0 if i % 7 == 6 else 1, 5, (rank,), generator=gen)]
+        t = _random_tensor(gen, dtype, shape)
+        if dtype.is_floating_point and t.numel() >= 3 and i % 3 == 0:
+            t.view(-1)[:3] = torch.tensor([float("inf"), float("-inf"), float("nan")], dtype=dtype)
+        device = _devices()[i % len(_devices())]
+        t = t.to(device)
+        result = call_student(check, to_numpy, t, what="to_numpy")
+        _expect_array(check, result, t, kind=f"a {'CUDA' if device == 'cuda' else 'CPU'} tensor,")
+
+
+def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
+    """Tensors that require grad (a leaf, an ``nn.Parameter``, the result of a computation) convert without
+    error to their values; the tensor keeps its ``requires_grad`` flag."""
+    __tracebackhide__ = True
+    check = "check_to_numpy_requires_grad"
+    gen = torch.Generator().manual_seed(400 + seed)
+    for i in range(cases):
+        dtype = (torch.float32, torch.float64)[i % 2]
+        device = _devices()[i % len(_devices())]
+        shape = [int(s) for s in torch.randint(1, 5, (int(torch.randint(0, 3, (1,), generator=gen)),),
+                                               generator=gen)]
+        base = _random_tensor(gen, dtype, shape).to(device)
+        kind = ("a leaf that requires grad,", "an nn.Parameter,", "the result of a computation on a leaf that "
+                "requires grad,")[i % 3]
+        if i % 3 == 0:
+            t = base.requires_grad_(True)
+        elif i % 3 == 1:
+            t = torch.nn.Parameter(base)
+        else:
+            t = base.requires_grad_(True) * 2 + 1
+        result = call_student(check, to_numpy, t, what="to_numpy")
+        _expect_array(check, result, t, kind=kind)
+        if not t.requires_grad:
+            raise CheckFailure(check, f"to_numpy switched off requires_grad of its argument ({kind[:-1]}).",
+                               hint="Use `t.detach()`, which returns a new tensor, instead of changing t.")
+
+
+def _views(gen, device):
+    base = _random_tensor(gen, torch.float32, [4, 6]).to(device)
+    cube = _random_tensor(gen, torch.int64, [2, 3, 4]).to(device)
+    row = _random_tensor(gen, torch.float64, [1, 5]).to(device)
+    return [
+        ("a transposed view", base.t()),
+        ("a strided slice", base[::2, 1::3]),
+        ("a permuted view", cube.permute(2, 0, 1)),
+        ("an expanded (stride 0) view", row.expand(3, 5)),
+        ("a diagonal view", base.diagonal()),
+        ("a column", base[:, 2]),
+        ("a transposed view of a tensor that requires grad",
+         _random_tensor(gen, torch.float32, [3, 2]).to(device).requires_grad_(True).t()),
+    ]
+
+
+def check_to_numpy_views(to_numpy, *, seed=0, rounds=2):
+    """Non-contiguous views (transposed, strided, permuted, expanded with stride 0, diagonal) convert to arrays
+    with the view's shape and values."""
+    __tracebackhide__ = True
+    check = "check_to_numpy_views"
+    gen = torch.Generator().manual_seed(500 + seed)
+    for i in range(rounds):
+        device = _devices()[i % len(_devices())]
+        for kind, view in _views(gen, device):
+            result = call_student(check, to_numpy, view, what="to_numpy")
+            _expect_array(check, result, view, kind=kind + ",")
+
+
+# ------------------------------------------------------------------ fit_quadratic
+
+class _CountingData:
+    """``generate_data()`` for y = a x^2 + b x + c: fresh x uniform in [-span, span] at every call."""
+
+    def __init__(self, gen, coefficients, span=FIT_SPAN, points=FIT_POINTS):
+        self.gen, self.coefficients, self.span, self.points = gen, coefficients, span, points
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        x = (torch.rand(self.points, generator=self.gen) * 2 - 1) * self.span
+        a, b, c = (float(v) for v in self.coefficients)
+        return x, a * x * x + b * x + c
+
+    def __repr__(self):
+        a, b, c = (float(v) for v in self.coefficients)
+        return f"generate_data for y = {a:.3g}x^2 {b:+.3g}x {c:+.3g}, x in [-{self.span:g}, {self.span:g}]"
+
+
+def _random_coefficients(gen):
+    return (torch.rand(3, generator=gen, dtype=torch.float64) * 2 - 1) * FIT_COEFFICIENT_RANGE
+
+
+def _fit(check, fit_quadratic, data, steps, lr, seed):
+    __tracebackhide__ = True
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return call_student(check, fit_quadratic, data, steps=steps, lr=lr, what="fit_quadratic")
+
+
+def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=FIT_LR):
+    """On quadratics the student has not seen (coefficients uniform in [-5, 5], x in [-3, 3]), the result is a
+    float tensor of shape [3] holding the coefficients of x^2, x and 1, each within ``FIT_ATOL`` = 0.05."""
+    __tracebackhide__ = True
+    check = "check_fit_quadratic"
+    gen = torch.Generator().manual_seed(600 + seed)
+    for i in range(cases):
+        coefficients = _random_coefficients(gen)
+        data = _CountingData(gen, coefficients)
+        inputs = {"generate_data": data, "steps": steps, "lr": lr}
+        w = _fit(check, fit_quadratic, data, steps, lr, 600 + 31 * seed + i)
+        expect_meta(check, w, what="fit_quadratic's result", shape=[3], inputs=inputs)
+        if not w.is_floating_point():
+            raise CheckFailure(check, f"fit_quadratic's result has dtype {w.dtype}, expected a float dtype.")
+        expect_finite(check, w, what="fit_quadratic's result", inputs=inputs,
+                      hint="The fit diverged. Use torch.optim.Adam with the given lr: plain SGD at lr 0.1 "
+                           "diverges on x^2 features as large as 9.")
+        expect_close(check, w, coefficients, what="fit_quadratic's result [x^2, x, 1]", inputs=inputs,
+                     rtol=0.0, atol=FIT_ATOL,
+                     hint="Return the coefficients in the order x^2, x, 1; take a fresh sample from "
+                          "generate_data() and one Adam step with lr at each of the `steps` steps.")
+
+
+def check_fit_quadratic_fresh_samples(fit_quadratic, *, seed=0, step_counts=(1, 4, 25)):
+    """``generate_data()`` is called once per step: ``steps`` times (one extra call allowed), for small
+    ``steps`` the student has not seen, so a fixed sample or a fixed number of steps both show."""
+    __tracebackhide__ = True
+    check = "check_fit_quadratic_fresh_samples"
+    gen = torch.Generator().manual_seed(700 + seed)
+    for steps in step_counts:
+        data = _CountingData(gen, _random_coefficients(gen))
+        w = _fit(check, fit_quadratic, data, steps, FIT_LR, 700 + seed + steps)
+        expect_meta(check, w, what="fit_quadratic's result", shape=[3],
+                    inputs={"generate_data": data, "steps": steps})
+        if not steps <= data.calls <= steps + 1:
+            raise CheckFailure(check, f"fit_quadratic(generate_data, steps={steps}) called generate_data() "
+                                      f"{data.calls} times; expected one call per step ({steps}).",
+                               hint="Call generate_data() inside the loop, once per step, and loop exactly "
+                                    "`steps` times: a fresh sample at every step is what makes this stochastic "
+                                    "gradient descent.",
+                               measurements={"steps": steps, "calls": data.calls})
