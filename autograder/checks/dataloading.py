@@ -18,6 +18,7 @@ from ..settings import settings
 from ..student import call_student
 from .dataloading_expect import as_item, expect_exactly_once, expect_image
 from .dataloading_resources import pass_and_files, peak_traced_bytes
+from . import dataloading_expect, dataloading_runs  # noqa: F401 - named in the tests
 from .dataloading_runs import describe_run, load_all
 
 # (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.
@@ -414,4 +415,4 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
                                       f"{limits.max_bytes_per_member:g}).",
                                hint="tarfile keeps every member it reads in `tar.members`: set `tar.members = []` "
                                     "after each one, and don't call `getmembers()` or keep lists of names.",
-                               bytes_per_member=per_member)
+                               measurements={"bytes_per_member": per_member})

@@ -79,41 +79,53 @@ def load_all(check, dataset, num_workers, *, where, timeout=None):
     state = {}
 
     def one_pass():
-        loader = DataLoader(dataset, batch_size=None, num_workers=num_workers, **options)
-        state["iterator"] = iterator = iter(loader)
-        return list(iterator)
+        try:
+            loader = DataLoader(dataset, batch_size=None, num_workers=num_workers, **options)
+            state["iterator"] = iterator = iter(loader)
+            return list(iterator), None
+        except NotImplementedError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the student's error becomes the message below
+            return None, error
 
     with reaping_workers(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*worker processes in total.*")   # more workers than cores
+        warnings.filterwarnings("ignore", message=".*pickle error when attempting to start a worker.*")
         try:
-            return call_student(check, one_pass, timeout=timeout + 5 if num_workers else timeout,
-                                what=f"a full pass over DataLoader with {where}")
-        except CheckFailure as failure:
-            raise CheckFailure(check, _worker_message(failure.detail, where, timeout), hint=_hint(failure.detail)) \
-                from None
+            items, error = call_student(check, one_pass, timeout=timeout + 5 if num_workers else timeout,
+                                        what=f"a full pass over a DataLoader with {where}")
         finally:
             iterator = state.pop("iterator", None)
             if iterator is not None and hasattr(iterator, "_shutdown_workers"):
                 iterator._shutdown_workers()
+    if error is not None:
+        raise CheckFailure(check, f"with {where}: {_error_text(error, timeout)}", hint=_hint(error))
+    return items
 
 
-def _worker_message(detail, where, timeout):
-    if "timed out after" in detail or "did not return within" in detail:
-        return (f"with {where}: a full pass did not finish within {timeout:g} s (the DataLoader waited for a "
-                f"sample that never came).")
-    if "exited unexpectedly" in detail:
-        return f"with {where}: a worker process died: {_first_lines(detail)}"
-    return f"with {where}: {_first_lines(detail)}"
+def _error_text(error, timeout):
+    """What went wrong, short: a worker's exception as its type, message and the line that raised it."""
+    text = str(error)
+    if "timed out after" in text:
+        return (f"a worker sent no sample for {timeout:g} s (the DataLoader's timeout): the pass never finished.")
+    if "exited unexpectedly" in text:
+        return f"a worker process died: {text[:500]}"
+    if "Original Traceback" in text:
+        lines = [line for line in text.splitlines() if line.strip()]
+        where = ""
+        frames = [i for i, line in enumerate(lines) if line.lstrip().startswith("File ")]
+        if frames and frames[-1] + 1 < len(lines) - 1:
+            where = f" (at {lines[frames[-1]].strip()[5:]}: {lines[frames[-1] + 1].strip()})"
+        worker = lines[0].split(" in ", 1)[-1].rstrip(".")
+        return f"{worker} raised {lines[-1].strip()[:600]}{where}"
+    return f"the pass raised {type(error).__name__}: {text[:600]}"
 
 
-def _first_lines(text, limit=1500):
-    return text if len(text) <= limit else text[:limit] + " ..."
-
-
-def _hint(detail):
-    if "pickle" in detail.lower():
+def _hint(error):
+    text = str(error)
+    if "pickle" in text.lower():
         return ("Workers started with 'spawn' receive a pickled copy of the dataset: keep only paths and numbers "
                 "in __init__, and open files inside __iter__.")
-    if "did not return within" in detail or "timed out" in detail:
+    if "timed out" in text:
         return "Look for a loop that never ends, or a worker that waits for something no other worker sends."
     return "Run the same DataLoader in the notebook to see the full traceback; num_workers=0 shows it most clearly."

@@ -1,0 +1,324 @@
+"""Realistic mistakes in the dataloading exercises, each with the checks that must catch it.
+
+``MUTANTS[name] = (replacement objects, checks that must fail)``: the other student objects come from the
+reference solution. The classes live in this importable module, so they also run under "spawn".
+"""
+
+import glob
+import os
+import random
+import tarfile
+
+import cv2
+import numpy as np
+from torch.utils.data import Dataset, IterableDataset, get_worker_info
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
+
+
+def _decode(data):
+    return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+
+
+def _images(path, flag=cv2.IMREAD_COLOR):
+    """(name, image) of every image member of one shard, done right (closed, no growing member list)."""
+    with tarfile.open(path, "r|") as tar:
+        for member in tar:
+            tar.members = []
+            if member.isfile() and member.name.lower().endswith(IMAGE_EXTENSIONS):
+                image = cv2.imdecode(np.frombuffer(tar.extractfile(member).read(), np.uint8), flag)
+                if image is None:
+                    raise ValueError(f"{path}: cannot decode {member.name}")
+                yield member.name, image
+
+
+def _worker():
+    info = get_worker_info()
+    return (0, 1) if info is None else (info.id, info.num_workers)
+
+
+class _Base(IterableDataset):
+    def __init__(self, paths, rank=0, world_size=1):
+        self.paths, self.rank, self.world_size = list(paths), rank, world_size
+        for path in self.paths:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(path)
+
+
+# ------------------------------------------------------------------ TarImageDataset
+
+class NaiveTarDataset(_Base):
+    """The tutorial's design: every worker (and rank) reads every shard."""
+
+    def __iter__(self):
+        for path in self.paths:
+            yield from _images(path)
+
+
+class OneWorkerPerShard(_Base):
+    """The tutorial's "fix": worker i reads shard i, and any other worker count is an error."""
+
+    def __iter__(self):
+        worker, workers = _worker()
+        if get_worker_info() is None:
+            for path in self.paths:
+                yield from _images(path)
+            return
+        if workers != len(self.paths):
+            raise ValueError(f"use exactly one worker per shard ({len(self.paths)}), not {workers}")
+        yield from _images(self.paths[worker])
+
+
+class DropsRemainder(_Base):
+    """Gives each reader len(paths) // readers consecutive shards: the rest are never read."""
+
+    def __iter__(self):
+        worker, workers = _worker()
+        readers, reader = self.world_size * workers, self.rank * workers + worker
+        per_reader = len(self.paths) // readers
+        for path in self.paths[reader * per_reader:(reader + 1) * per_reader]:
+            yield from _images(path)
+
+
+def _split(paths, reader, readers):
+    """Right: whole shards while there are enough, otherwise readers share a shard by image index."""
+    if readers <= len(paths):
+        for path in paths[reader::readers]:
+            yield from _images(path)
+        return
+    shard = reader % len(paths)
+    sharing = len(range(shard, readers, len(paths)))
+    for index, item in enumerate(_images(paths[shard])):
+        if index % sharing == reader // len(paths):
+            yield item
+
+
+class IgnoresRank(_Base):
+    """Splits among its workers correctly, but every rank reads everything."""
+
+    def __iter__(self):
+        worker, workers = _worker()
+        yield from _split(self.paths, worker, workers)
+
+
+class ReturnsRGB(_Base):
+    def __iter__(self):
+        worker, workers = _worker()
+        for name, image in _split(self.paths, self.rank * workers + worker, self.world_size * workers):
+            yield name, cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+
+
+class LeaksOpenFiles(_Base):
+    """Opens every shard and never closes it (the garbage collector closes it, with a ResourceWarning)."""
+
+    def __iter__(self):
+        worker, workers = _worker()
+        readers, reader = self.world_size * workers, self.rank * workers + worker
+        for path in self.paths[reader::readers]:
+            tar = tarfile.open(path)
+            for member in tar:
+                tar.members = []
+                if member.isfile() and member.name.endswith(IMAGE_EXTENSIONS):
+                    yield member.name, _decode(tar.extractfile(member).read())
+
+
+class KeepsShardsOpen(_Base):
+    """Caches open shards on the dataset to reuse them next epoch: they stay open after the pass."""
+
+    def __iter__(self):
+        self.open_shards = getattr(self, "open_shards", {})
+        worker, workers = _worker()
+        for path in self.paths[self.rank * workers + worker::self.world_size * workers]:
+            if path not in self.open_shards:
+                self.open_shards[path] = open(path, "rb")
+            handle = self.open_shards[path]
+            handle.seek(0)
+            tar = tarfile.open(fileobj=handle, mode="r|")
+            for member in tar:
+                tar.members = []
+                if member.isfile() and member.name.endswith(IMAGE_EXTENSIONS):
+                    yield member.name, _decode(tar.extractfile(member).read())
+
+
+class GrowingMemberList(_Base):
+    """Iterates tar.getmembers(): tarfile keeps a TarInfo for every member of the shard."""
+
+    def __iter__(self):
+        worker, workers = _worker()
+        for path in self.paths[self.rank * workers + worker::self.world_size * workers]:
+            with tarfile.open(path) as tar:
+                for member in tar.getmembers():
+                    if member.isfile() and member.name.endswith(IMAGE_EXTENSIONS):
+                        yield member.name, _decode(tar.extractfile(member).read())
+
+
+class DecodesEverything(_Base):
+    """Does not skip members that are not images."""
+
+    def __iter__(self):
+        worker, workers = _worker()
+        for path in self.paths[self.rank * workers + worker::self.world_size * workers]:
+            with tarfile.open(path) as tar:
+                for member in tar:
+                    tar.members = []
+                    if member.isfile():
+                        yield member.name, _decode(tar.extractfile(member).read())
+
+
+class ReadUnchanged(_Base):
+    """cv2.IMREAD_UNCHANGED: grey images come back HxW, transparent ones HxWx4."""
+
+    def __iter__(self):
+        for path in self.paths:
+            yield from _images(path, cv2.IMREAD_UNCHANGED)
+
+
+class SkipsCorruptImages(_Base):
+    """Silently drops members that do not decode, and shards that do not exist."""
+
+    def __init__(self, paths, rank=0, world_size=1):
+        self.paths = [p for p in paths if os.path.exists(p)]
+        self.rank, self.world_size = rank, world_size
+
+    def __iter__(self):
+        for path in self.paths:
+            with tarfile.open(path, "r|") as tar:
+                for member in tar:
+                    tar.members = []
+                    if member.isfile() and member.name.endswith(IMAGE_EXTENSIONS):
+                        data = np.frombuffer(tar.extractfile(member).read(), np.uint8)
+                        image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+                        if image is not None:
+                            yield member.name, image
+
+
+class ChecksPathsLazily(_Base):
+    """Opens shards one after the other: a missing last shard fails only after the others were yielded."""
+
+    def __init__(self, paths, rank=0, world_size=1):
+        self.paths, self.rank, self.world_size = list(paths), rank, world_size
+
+    def __iter__(self):
+        for path in self.paths:
+            yield from _images(path)
+
+
+# ------------------------------------------------------------------ ImageDirectoryDataset
+
+class _Folder(Dataset):
+    def __init__(self, root, pattern="*.png"):
+        self.paths = sorted(glob.glob(os.path.join(root, pattern)))
+
+    def __len__(self):
+        return len(self.paths)
+
+
+class FolderRandomChoice(_Folder):
+    """The tutorial's __getitem__: random.choice ignores the index."""
+
+    def __getitem__(self, index):
+        return cv2.imread(random.choice(self.paths), cv2.IMREAD_COLOR)
+
+
+class FolderUnsorted(_Folder):
+    def __init__(self, root, pattern="*.png"):
+        self.paths = glob.glob(os.path.join(root, pattern))
+
+    def __getitem__(self, index):
+        return cv2.imread(self.paths[index], cv2.IMREAD_COLOR)
+
+
+class FolderWrapsIndex(_Folder):
+    def __getitem__(self, index):
+        return cv2.imread(self.paths[index % len(self.paths)], cv2.IMREAD_COLOR)
+
+
+class FolderRGB(_Folder):
+    def __getitem__(self, index):
+        return cv2.cvtColor(cv2.imread(self.paths[index]), cv2.COLOR_BGR2RGB)
+
+
+class FolderIgnoresPattern(_Folder):
+    def __init__(self, root, pattern="*.png"):
+        self.paths = sorted(glob.glob(os.path.join(root, "*.png")))
+
+    def __getitem__(self, index):
+        return cv2.imread(self.paths[index], cv2.IMREAD_COLOR)
+
+
+# ------------------------------------------------------------------ write_shards
+
+def _write(out_dir, groups, arcname=os.path.basename):
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for index, group in enumerate(groups):
+        path = os.path.join(out_dir, f"shard-{index:05d}.tar")
+        with tarfile.open(path, "w") as tar:
+            for image in group:
+                tar.add(image, arcname=arcname(image))
+        paths.append(path)
+    return paths
+
+
+def shards_ceil_chunks(image_paths, out_dir, num_shards):
+    """Chunks of ceil(n / num_shards): 10 images in 4 shards become 3, 3, 3, 1."""
+    if not 1 <= num_shards <= len(image_paths):
+        raise ValueError("bad num_shards")
+    size = -(-len(image_paths) // num_shards)
+    return _write(out_dir, [image_paths[i * size:(i + 1) * size] for i in range(num_shards)])
+
+
+def shards_drop_remainder(image_paths, out_dir, num_shards):
+    if not 1 <= num_shards <= len(image_paths):
+        raise ValueError("bad num_shards")
+    size = len(image_paths) // num_shards
+    return _write(out_dir, [image_paths[i * size:(i + 1) * size] for i in range(num_shards)])
+
+
+def shards_full_paths(image_paths, out_dir, num_shards):
+    """Keeps each image's full path as the member name."""
+    if not 1 <= num_shards <= len(image_paths):
+        raise ValueError("bad num_shards")
+    return _write(out_dir, [image_paths[i::num_shards] for i in range(num_shards)], arcname=lambda p: p)
+
+
+def shards_random(image_paths, out_dir, num_shards):
+    """Shuffles with an unseeded generator: a different split each call."""
+    if not 1 <= num_shards <= len(image_paths):
+        raise ValueError("bad num_shards")
+    shuffled = random.sample(list(image_paths), len(image_paths))
+    return _write(out_dir, [shuffled[i::num_shards] for i in range(num_shards)])
+
+
+def shards_no_validation(image_paths, out_dir, num_shards):
+    num_shards = max(num_shards, 1)
+    return _write(out_dir, [image_paths[i::num_shards] for i in range(num_shards)])
+
+
+WORKERS, RANKS = "check_tar_dataset_workers", "check_tar_dataset_ranks"
+MUTANTS = {
+    "tutorial's naive tar dataset (duplicates with workers)": ({"TarImageDataset": NaiveTarDataset},
+                                                               {WORKERS, RANKS}),
+    "one worker per shard, or raise": ({"TarImageDataset": OneWorkerPerShard}, {WORKERS, RANKS}),
+    "drops the remainder when shards don't divide evenly": ({"TarImageDataset": DropsRemainder}, {WORKERS, RANKS}),
+    "ignores rank": ({"TarImageDataset": IgnoresRank}, {RANKS}),
+    "returns RGB": ({"TarImageDataset": ReturnsRGB}, {"check_tar_dataset_decoding"}),
+    "leaks open files (never closes a shard)": ({"TarImageDataset": LeaksOpenFiles}, {"check_tar_dataset_resources"}),
+    "keeps shards open on the dataset": ({"TarImageDataset": KeepsShardsOpen}, {"check_tar_dataset_resources"}),
+    "keeps every member (getmembers)": ({"TarImageDataset": GrowingMemberList}, {"check_tar_dataset_resources"}),
+    "decodes non-image members": ({"TarImageDataset": DecodesEverything}, {"check_tar_dataset_decoding"}),
+    "reads with IMREAD_UNCHANGED": ({"TarImageDataset": ReadUnchanged}, {"check_tar_dataset_decoding"}),
+    "skips corrupt images and missing shards": ({"TarImageDataset": SkipsCorruptImages}, {"check_tar_dataset_errors"}),
+    "finds a missing shard only after yielding": ({"TarImageDataset": ChecksPathsLazily}, {"check_tar_dataset_errors"}),
+    "folder: random.choice ignores the index": ({"ImageDirectoryDataset": FolderRandomChoice},
+                                                {"check_image_directory_dataset"}),
+    "folder: unsorted paths": ({"ImageDirectoryDataset": FolderUnsorted}, {"check_image_directory_dataset"}),
+    "folder: wraps the index around": ({"ImageDirectoryDataset": FolderWrapsIndex}, {"check_image_directory_dataset"}),
+    "folder: returns RGB": ({"ImageDirectoryDataset": FolderRGB}, {"check_image_directory_dataset"}),
+    "folder: ignores the pattern": ({"ImageDirectoryDataset": FolderIgnoresPattern}, {"check_image_directory_dataset"}),
+    "shards: ceil-sized chunks": ({"write_shards": shards_ceil_chunks}, {"check_write_shards"}),
+    "shards: drops the remainder": ({"write_shards": shards_drop_remainder}, {"check_write_shards"}),
+    "shards: full paths as member names": ({"write_shards": shards_full_paths}, {"check_write_shards"}),
+    "shards: unseeded shuffle": ({"write_shards": shards_random}, {"check_write_shards"}),
+    "shards: no ValueError": ({"write_shards": shards_no_validation}, {"check_write_shards"}),
+}
