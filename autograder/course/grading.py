@@ -9,6 +9,7 @@ own points and nothing else. Problems are recorded next to the scores in
 """
 
 import json
+import re
 import resource
 import subprocess
 import time
@@ -91,13 +92,10 @@ def autograde(course, student, assignment):
         proc = nbgrader(course, "autograde", assignment, "--student", student, "--force",
                         f"--Execute.timeout={int(settings.grading.cell_timeout_s)}",
                         check=False, timeout=timeout, preexec_fn=_limit_memory)
+        result.problems += _problems_in_log(proc.stderr)
         if proc.returncode != 0 and status != "error":
             result.status = "error"
             result.problems.append("nbgrader autograde failed: " + _last_error(proc.stdout + proc.stderr))
-        elif "Kernel died" in proc.stderr or "DeadKernelError" in proc.stderr:
-            result.problems.append("the notebook's kernel died (crash or out of memory); later cells scored 0")
-        elif "CellTimeoutError" in proc.stderr or "Timeout waiting for execute reply" in proc.stderr:
-            result.problems.append(f"a cell ran longer than {settings.grading.cell_timeout_s} s and was stopped")
     except subprocess.TimeoutExpired:
         result.status = "error"
         result.problems.append(f"grading took longer than {timeout:g} s and was stopped")
@@ -107,6 +105,18 @@ def autograde(course, student, assignment):
         result.grades = result.grades or {i: [0.0, 0.0] for i in expected_test_ids(course, assignment)}
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _problems_in_log(log):
+    """What nbgrader's log says went wrong with a submission that it still graded."""
+    found = []
+    if "Exception while loading config file" in log:
+        found.append("nbgrader_config.py failed to load (grading ran with nbgrader's defaults): fix the course config")
+    for cell in re.findall(r"Kernel died in cell (\d+)", log):
+        found.append(f"the kernel died in cell {cell} (crash or out of memory); a fresh kernel ran the cells after it")
+    if "CellTimeoutError" in log or "Timeout waiting for execute reply" in log or "Cell execution timed out" in log:
+        found.append(f"a cell ran longer than {settings.grading.cell_timeout_s} s and was stopped")
+    return found
 
 
 def _last_error(text):
