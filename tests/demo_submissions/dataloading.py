@@ -1,0 +1,57 @@
+"""The demo's plausible buggy student for `dataloading`: the tutorial's tar dataset and ceil-sized shards.
+
+``CELLS`` maps a solution cell's grade_id to what this student typed there; other
+solution cells hold the reference answer. This student's ``TarImageDataset`` reads every shard in every
+worker (duplicates with workers and ranks) and never closes its shards; ``write_shards`` cuts chunks of
+ceil(n / num_shards) images, so the last shard comes out short.
+"""
+
+CELLS = {
+    "write_shards": '''import os
+import tarfile
+
+
+def write_shards(image_paths, out_dir, num_shards):
+    """Write the images into `num_shards` balanced tar files in `out_dir`; return the shard paths in order."""
+    if num_shards < 1 or num_shards > len(image_paths):
+        raise ValueError("bad number of shards")
+    os.makedirs(out_dir, exist_ok=True)
+    per_shard = -(-len(image_paths) // num_shards)          # ceil: the last shard gets what is left
+    paths = []
+    for index in range(num_shards):
+        path = os.path.join(out_dir, f"shard-{index:05d}.tar")
+        with tarfile.open(path, "w") as tar:
+            for image_path in image_paths[index * per_shard:(index + 1) * per_shard]:
+                tar.add(image_path, arcname=os.path.basename(image_path))
+        paths.append(path)
+    return paths
+''',
+    "TarImageDataset": '''import os
+import tarfile
+
+import cv2
+import numpy as np
+from torch.utils.data import IterableDataset, get_worker_info
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
+
+
+class TarImageDataset(IterableDataset):
+    """(name, image) for every image member of the tar shards."""
+
+    def __init__(self, paths, rank=0, world_size=1):
+        self.paths = list(paths)
+        self.rank, self.world_size = rank, world_size
+
+    def __iter__(self):
+        for path in self.paths:
+            tar = tarfile.open(path)
+            for member in tar:
+                if member.name.endswith(IMAGE_EXTENSIONS):
+                    data = np.frombuffer(tar.extractfile(member).read(), np.uint8)
+                    image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+                    if image is None:
+                        raise ValueError(f"cannot decode {member.name} in {path}")
+                    yield member.name, image
+''',
+}
