@@ -98,13 +98,18 @@ def slicing_loop_sum(x):
     return total
 
 
+def speed_args(device, seed=0):
+    """The timed input: ``(x,)`` with ``x`` a ``[500, 10]`` float32 tensor on ``device``."""
+    return (torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device),)
+
+
 def check_row_sum_speed(row_sum, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
     faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""
     __tracebackhide__ = True
     check = "check_row_sum_speed"
     device = _devices()[-1]
-    x = torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device)
+    (x,) = speed_args(device, seed)
     _expect_row_sum(check, row_sum, x)
     expect_speedup(check, "row_sum", row_sum, slicing_loop_sum, (x,), what="row_sum",
                    hint="Every `x[i]` is a Python call that builds a new tensor view: " + SUM_HINT)

@@ -1,0 +1,120 @@
+"""Calibrate the speed checks: the ratio each one sees, for the reference and for naive versions.
+
+Not a test. For every speed check it measures, ``--runs`` times on the current
+device (CUDA when present, else the CPU; ``--device`` to choose), exactly the ratio
+the check measures (one ``measure_speedup`` call: baseline median / candidate median,
+interleaved, warmed up, CPU threads pinned as in the check), for the reference
+solution and for each naive version, and prints a table:
+
+    check | device | threshold | reference min | reference median | naive max
+
+A threshold is sound when it sits well below "reference min" and well above
+"naive max". Run from the repository root::
+
+    python benchmarks/speed.py --runs 20 [--device cpu|cuda] [--markdown]
+"""
+
+import argparse
+import datetime
+import importlib.util
+import platform
+import statistics
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autograder.checks import operators, vectorization  # noqa: E402
+from autograder.settings import settings  # noqa: E402
+from autograder.timing import measure_speedup  # noqa: E402
+
+
+def _module(path, name):
+    """Import a file as a module (TorchScript needs the source on disk, so no exec of strings)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        spec.loader.exec_module(module)
+    return module
+
+
+def unbind_loop_sum(x):
+    total = torch.zeros_like(x[0])
+    for row in torch.unbind(x):
+        total += row
+    return total
+
+
+def cases():
+    """``(check, threshold name, baseline, args builder, reference, {naive name: naive})``."""
+    ops = _module(ROOT / "solutions" / "operators.py", "reference_operators")
+    vec = _module(ROOT / "solutions" / "vectorization.py", "reference_vectorization")
+    return [
+        ("check_row_sum_speed", "row_sum", operators.slicing_loop_sum, operators.speed_args, ops.row_sum,
+         {"slicing loop": operators.slicing_loop_sum, "unbind loop": unbind_loop_sum}),
+        ("check_batch_gather_speed", "batch_gather", vectorization.loop_gather, vectorization.speed_args,
+         vec.batch_gather,
+         {"python loop": vectorization.loop_gather, "TorchScript loop": vec.scripted_batch_gather}),
+    ]
+
+
+def measure(runs, device):
+    rows = []
+    for check, name, baseline, make_args, reference, naives in cases():
+        args = make_args(device)
+        ref = [measure_speedup(reference, baseline, args, device=device)[0] for _ in range(runs)]
+        naive = {label: max(measure_speedup(fn, baseline, args, device=device)[0] for _ in range(runs))
+                 for label, fn in naives.items()}
+        worst = max(naive, key=naive.get)
+        rows.append({"check": check, "device": device, "threshold": settings.speed.thresholds[name].for_device(
+            torch.device(device).type), "reference_min": min(ref), "reference_median": statistics.median(ref),
+            "naive_max": naive[worst], "naive": worst, "runs": runs})
+        print(f"  measured {check}: reference {min(ref):.1f}x .. {max(ref):.1f}x, naive max {naive}",
+              file=sys.stderr, flush=True)
+    return rows
+
+
+def hardware(device):
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(torch.device(device))
+    return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads available"
+
+
+def table(rows, markdown):
+    header = ["check", "device", "threshold", "reference min", "reference median", "naive max (which)"]
+    lines = [[r["check"], r["device"], f"{r['threshold']:g}x" if r["threshold"] else "not graded",
+              f"{r['reference_min']:.1f}x", f"{r['reference_median']:.1f}x", f"{r['naive_max']:.1f}x ({r['naive']})"]
+             for r in rows]
+    if markdown:
+        out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+        out += ["| " + " | ".join(line) + " |" for line in lines]
+        return "\n".join(out)
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    out += ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="measurements per function (at least 20 for the docs)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    options = parser.parse_args(argv)
+    rows = measure(options.runs, options.device)
+    print(f"torch {torch.__version__}, {hardware(options.device)}, CPU timing threads "
+          f"{settings.speed.cpu_threads}, {options.runs} runs, {datetime.date.today()}")
+    print(table(rows, options.markdown))
+    bad = [r["check"] for r in rows if r["threshold"] and not r["naive_max"] < r["threshold"] < r["reference_min"]]
+    if bad:
+        print(f"threshold not between naive max and reference min for: {', '.join(bad)}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The vectorization checks pass correct solutions and catch each realistic mistake."""
+
+import linecache
+import warnings
+
+import pytest
+import torch
+
+from autograder.checks import vectorization
+from autograder.course import notebooks
+from autograder.errors import CheckFailure
+from autograder.timing import count_host_syncs, expect_no_per_row_sync
+from tests.mutants.vectorization import GPU_MUTANTS, MUTANTS
+from tests.proving import ROOT, alternative, check_names, failing, reference, stub, with_replacements
+
+TOPIC = "vectorization"
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def _cache_sources():
+    """TorchScript reads a function's source through linecache; ``tests.proving`` runs the reference and the
+    stub from strings, so register those strings under the names it compiles them with."""
+    nb = notebooks.read(ROOT / "release" / TOPIC / f"{TOPIC}.ipynb")
+    sources = {
+        f"solutions.{TOPIC}": (ROOT / "solutions" / f"{TOPIC}.py").read_text(encoding="utf-8"),
+        f"stub.{TOPIC}": "\n".join(notebooks.source_text(c) for c in nb["cells"]
+                                   if c.get("cell_type") == "code" and notebooks.is_solution(c)),
+    }
+    for name, text in sources.items():
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+
+
+_cache_sources()
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", [0, 61])
+def test_reference_gets_full_marks(seed):
+    assert failing(TOPIC, reference(TOPIC), seed=seed) == {}
+
+
+@pytest.mark.parametrize("seed", [0, 62])
+def test_second_correct_solution_gets_full_marks(seed):
+    assert failing(TOPIC, alternative(TOPIC), seed=seed) == {}
+
+
+def test_stub_fails_every_check():
+    failed = failing(TOPIC, stub(TOPIC))
+    assert set(failed) == check_names(TOPIC)
+    assert all("not implemented yet" in message for message in failed.values())
+
+
+@pytest.mark.parametrize("mistake", sorted(MUTANTS))
+def test_mistake_loses_its_check(mistake):
+    replacements, targets = MUTANTS[mistake]
+    failed = failing(TOPIC, with_replacements(TOPIC, replacements))
+    assert targets <= set(failed), f"{mistake}: expected {targets} to fail, failed {set(failed)}"
+
+
+def test_scripted_loop_is_caught_without_a_clock():
+    replacements, _ = MUTANTS["batch_gather as a TorchScript loop"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_batch_gather_vectorized"]
+    assert "grows with the input size" in message and "size 64" in message
+
+
+def test_batch_mismatch_must_be_named():
+    replacements, _ = MUTANTS["batch_gather with a silent ValueError"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_batch_gather_errors"]
+    assert "ValueError('bad shapes')" in message and "batch sizes differ" in message
+
+
+def test_out_of_range_message_names_the_index():
+    replacements, _ = MUTANTS["batch_gather without a bounds check"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_batch_gather_errors"]
+    assert "is out of range for N =" in message and "next row" in message
+
+
+def test_plain_function_is_not_accepted_as_scripted():
+    message = failing(TOPIC, with_replacements(TOPIC, {"scripted_batch_gather": vectorization.loop_gather}))
+    assert "not a TorchScript function" in message["check_scripted_gather"]
+
+
+def test_scripted_value_error_counts_as_value_error():
+    """TorchScript re-raises a ValueError as a torch.jit.Error that names it; out-of-range rows raise too."""
+    def loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+        if indices.shape[0] != tensor.shape[0]:
+            raise ValueError("batch sizes differ")
+        return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
+
+    def silent(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+        if indices.shape[0] != tensor.shape[0]:
+            raise ValueError("wrong shapes")
+        return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        scripted, scripted_silent = torch.jit.script(loop), torch.jit.script(silent)
+    vectorization.check_batch_gather_errors(scripted)
+    with pytest.raises(CheckFailure) as excinfo:
+        vectorization.check_batch_gather_errors(scripted_silent)
+    assert "does not say that the batch sizes differ" in excinfo.value.detail
+
+
+def test_deprecation_warnings_as_errors_do_not_break_the_scripted_check():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # even a grader run with -W error
+        namespace = reference(TOPIC)                   # the cell scripts under catch_warnings
+        vectorization.check_scripted_gather(namespace["scripted_batch_gather"], cases=4)
+
+
+def test_op_counts_are_reported():
+    calls, kernels = vectorization.expect_constant_work(
+        "demo", reference(TOPIC)["batch_gather"], vectorization._gather_count_args, (4, 64), what="batch_gather",
+        hint="")
+    assert len(set(calls.values())) == 1 and len(set(kernels.values())) == 1
+    assert calls[4] > 0 and kernels[4] > 0
+
+
+def test_host_syncs_are_not_counted_on_the_cpu():
+    tensor, indices = vectorization.speed_args("cpu")
+    result, count = count_host_syncs("demo", vectorization.loop_gather, tensor[:4], indices[:4])
+    assert count is None and result.shape == (4, 4)
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("mistake", sorted(GPU_MUTANTS))
+def test_gpu_only_mistake_loses_its_check(mistake):
+    replacements, targets = GPU_MUTANTS[mistake]
+    failed = failing(TOPIC, with_replacements(TOPIC, replacements))
+    assert targets <= set(failed), f"{mistake}: expected {targets} to fail, failed {set(failed)}"
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_loop_synchronises_once_per_row_and_reference_does_not():
+    tensor, indices = vectorization.speed_args("cuda")
+    previous = torch.cuda.get_sync_debug_mode()
+    with pytest.raises(CheckFailure) as excinfo:
+        expect_no_per_row_sync("demo", vectorization.loop_gather, lambda b: (tensor[:b], indices[:b]), (4, 64))
+    assert excinfo.value.measurements["host_syncs"][64] >= 64
+    counts = expect_no_per_row_sync("demo", reference(TOPIC)["batch_gather"],
+                                    lambda b: (tensor[:b], indices[:b]), (4, 64))
+    assert counts[4] == counts[64]
+    assert torch.cuda.get_sync_debug_mode() == previous

@@ -1,0 +1,18 @@
+"""The demo's plausible buggy student for `vectorization`: the tutorial's flat-offset batch_gather with its
+device fixed but no bounds check (an index N silently reads the next row); the scripted loop is right.
+
+``CELLS`` maps a solution cell's grade_id to what this student typed there; other
+solution cells hold the reference answer.
+"""
+
+CELLS = {
+    "batch_gather": '''def batch_gather(tensor, indices):
+    """out[b, k...] = tensor[b, indices[b, k...]] for tensor [B, N, *F] and indices [B, *K]."""
+    batch, rows = tensor.shape[0], tensor.shape[1]
+    if indices.shape[0] != batch:
+        raise ValueError(f"batch size mismatch: {indices.shape[0]} != {batch}")
+    offsets = torch.arange(batch, device=tensor.device) * rows
+    offsets = offsets.reshape(batch, *[1] * (indices.dim() - 1))
+    return tensor.reshape(batch * rows, *tensor.shape[2:])[indices + offsets]
+''',
+}

@@ -1,0 +1,149 @@
+"""Realistic mistakes in the vectorization exercises, each with the checks that must catch it.
+
+``MUTANTS[name] = (replacement objects, checks that must fail)``: the other
+student objects come from the reference solution. ``GPU_MUTANTS`` can only be
+caught where CUDA is present.
+"""
+
+import warnings
+from typing import List
+
+import numpy as np
+import torch
+
+
+def _check(tensor, indices):
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("batch sizes differ")
+    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= tensor.shape[1]):
+        raise IndexError("index out of range")
+
+
+def gather_python_loop(tensor, indices):
+    _check(tensor, indices)
+    return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
+
+
+def _loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("batch sizes differ")
+    rows: List[torch.Tensor] = []
+    for b in range(tensor.shape[0]):
+        rows.append(tensor[b][indices[b]])
+    return torch.stack(rows)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    gather_scripted_loop = torch.jit.script(_loop)
+
+
+def _flat(tensor, indices, offsets):
+    batch, rows = tensor.shape[:2]
+    offsets = offsets.reshape(batch, *[1] * (indices.dim() - 1)) * rows
+    return tensor.reshape(batch * rows, *tensor.shape[2:])[indices + offsets]
+
+
+def gather_tutorial_cuda(tensor, indices):
+    _check(tensor, indices)
+    return _flat(tensor, indices, torch.arange(tensor.shape[0]).cuda())
+
+
+def gather_hard_coded_cpu(tensor, indices):
+    _check(tensor, indices)
+    return _flat(tensor, indices, torch.arange(tensor.shape[0]))       # offsets always on the CPU
+
+
+def gather_no_bounds_check(tensor, indices):
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("batch sizes differ")
+    return _flat(tensor, indices, torch.arange(tensor.shape[0], device=tensor.device))
+
+
+def gather_clamped(tensor, indices):
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("batch sizes differ")
+    return _flat(tensor, indices.clamp(0, tensor.shape[1] - 1), torch.arange(tensor.shape[0], device=tensor.device))
+
+
+def gather_no_batch_check(tensor, indices):
+    features = tensor.shape[2:]
+    flat = indices.reshape(indices.shape[0], -1, *([1] * len(features))).long()
+    picked = torch.gather(tensor, 1, flat.expand(-1, -1, *features))    # a smaller batch passes silently
+    return picked.reshape(*indices.shape, *features)
+
+
+def _ok(tensor, indices):
+    _check(tensor, indices)
+    return _flat(tensor, indices, torch.arange(tensor.shape[0], device=tensor.device))
+
+
+def gather_batch_error_without_saying_so(tensor, indices):
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("bad shapes")
+    return _ok(tensor, indices)
+
+
+def gather_1d_indices_only(tensor, indices):
+    _check(tensor, indices)
+    return tensor[torch.arange(tensor.shape[0], device=tensor.device), indices]
+
+
+def gather_detached(tensor, indices):
+    return _ok(tensor.detach(), indices)
+
+
+def gather_via_numpy(tensor, indices):
+    _check(tensor, indices)
+    array, index = tensor.detach().cpu().numpy(), indices.cpu().numpy()
+    picked = array[np.arange(array.shape[0]).reshape(-1, *[1] * (index.ndim - 1)), index]
+    return torch.from_numpy(picked).to(tensor.device)
+
+
+def gather_no_trailing_dims(tensor, indices):
+    _check(tensor, indices)
+    flat = indices.reshape(indices.shape[0], -1).long()
+    return torch.gather(tensor, 1, flat).reshape(indices.shape)           # right when F is empty only
+
+
+def gather_returns_float32(tensor, indices):
+    return _ok(tensor, indices).float()
+
+
+def scripted_wrong(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    rows: List[torch.Tensor] = []
+    for b in range(tensor.shape[0]):
+        rows.append(tensor[b][indices[b].reshape(-1)])                  # flattens K
+    return torch.stack(rows)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    scripted_flattening_k = torch.jit.script(scripted_wrong)
+
+SPEED = {"check_batch_gather_vectorized", "check_batch_gather_speed"}
+
+MUTANTS = {
+    "batch_gather as a Python loop": ({"batch_gather": gather_python_loop}, SPEED),
+    "batch_gather as a TorchScript loop": ({"batch_gather": gather_scripted_loop}, SPEED),
+    "batch_gather for 1-D indices only": ({"batch_gather": gather_1d_indices_only}, {"check_batch_gather_values"}),
+    "batch_gather hard-coding .cuda()": ({"batch_gather": gather_tutorial_cuda},
+                                         {"check_batch_gather_values"}),
+    "batch_gather with detached input": ({"batch_gather": gather_detached}, {"check_batch_gather_gradient"}),
+    "batch_gather through NumPy": ({"batch_gather": gather_via_numpy}, {"check_batch_gather_gradient"}),
+    "batch_gather ignoring trailing dims": ({"batch_gather": gather_no_trailing_dims}, {"check_batch_gather_values"}),
+    "batch_gather without a bounds check": ({"batch_gather": gather_no_bounds_check}, {"check_batch_gather_errors"}),
+    "batch_gather clamping indices": ({"batch_gather": gather_clamped}, {"check_batch_gather_errors"}),
+    "batch_gather without a batch check": ({"batch_gather": gather_no_batch_check}, {"check_batch_gather_errors"}),
+    "batch_gather with a silent ValueError": ({"batch_gather": gather_batch_error_without_saying_so},
+                                              {"check_batch_gather_errors"}),
+    "batch_gather changing the dtype": ({"batch_gather": gather_returns_float32}, {"check_batch_gather_values"}),
+    "scripted_batch_gather not scripted": ({"scripted_batch_gather": _loop}, {"check_scripted_gather"}),
+    "scripted_batch_gather flattening K": ({"scripted_batch_gather": scripted_flattening_k},
+                                           {"check_scripted_gather"}),
+}
+
+# Only a CUDA machine can tell this one from the reference.
+GPU_MUTANTS = {
+    "batch_gather hard-coding the CPU": ({"batch_gather": gather_hard_coded_cpu}, {"check_batch_gather_values"}),
+}

@@ -1,0 +1,156 @@
+"""The speed timer: ratios measured side by side, retries with every ratio in the message, pinned CPU
+threads restored after, notes where speed is not graded, and (on CUDA) host synchronisations counted."""
+
+import time
+
+import pytest
+import torch
+
+from autograder import settings as settings_module
+from autograder.errors import CheckFailure
+from autograder.settings import SpeedThreshold, settings
+from autograder.timing import (SpeedResult, count_host_syncs, expect_no_per_row_sync, expect_speedup,
+                               measure_speedup, pinned_threads, sync_debug_mode)
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+FAST = {"speed": {"repeats": 3, "warmup": 1, "min_sample_s": 0.001, "retries": 2}}
+
+
+def sleeper(seconds):
+    def fn(*args):
+        time.sleep(seconds)
+    return fn
+
+
+def with_threshold(cpu, cuda=None):
+    values = {"speed": dict(FAST["speed"])}
+    values["speed"]["thresholds"] = {"timer_test": SpeedThreshold(cpu=cpu, cuda=cuda, calibration="test")}
+    return settings_module.override(values)
+
+
+def test_ratio_is_baseline_time_over_candidate_time():
+    with settings_module.override(FAST):
+        ratio, candidate_s, baseline_s = measure_speedup(sleeper(0.001), sleeper(0.005), (torch.zeros(1),))
+    assert 2.0 < ratio < 6.0
+    assert candidate_s >= 0.001 and baseline_s >= 0.005
+
+
+def test_pass_returns_the_result():
+    with with_threshold(cpu=1.5):
+        result = expect_speedup("check_t", "timer_test", sleeper(0.001), sleeper(0.005), (torch.zeros(1),))
+    assert isinstance(result, SpeedResult) and result.passed and len(result.ratios) == 1
+    assert result.as_dict()["ratio"] == result.ratio
+
+
+def test_miss_is_measured_again_and_every_ratio_is_reported():
+    with with_threshold(cpu=50.0), pytest.raises(CheckFailure) as excinfo:
+        expect_speedup("check_t", "timer_test", sleeper(0.001), sleeper(0.002), (torch.zeros(1),), what="fn")
+    failure = excinfo.value
+    ratios = failure.measurements["ratios"]
+    assert len(ratios) == 3                                   # one measurement and two retries
+    assert all(f"{r:.1f}x" in failure.detail for r in ratios)
+    assert "in 3 measurement(s)" in failure.detail and "at least 50x is required" in failure.detail
+    assert failure.measurements["threshold"] == 50.0 and failure.measurements["passed"] is False
+
+
+def test_threads_are_pinned_while_timing_and_restored_after():
+    seen = []
+    before = torch.get_num_threads()
+    with settings_module.override({"speed": {"cpu_threads": 1}}):
+        with pinned_threads("cpu"):
+            seen.append(torch.get_num_threads())
+        with pinned_threads("cuda"):
+            seen.append(torch.get_num_threads())
+    assert seen == [1, before] and torch.get_num_threads() == before
+
+
+def test_thread_count_is_restored_when_the_candidate_raises():
+    before = torch.get_num_threads()
+    calls = []
+
+    def breaks_when_timed(x):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("boom")
+        return x
+
+    with with_threshold(cpu=1.0), pytest.raises(CheckFailure) as excinfo:
+        expect_speedup("check_t", "timer_test", breaks_when_timed, sleeper(0.001), (torch.zeros(1),), what="fn")
+    assert "raised RuntimeError while being timed: boom" in excinfo.value.detail
+    assert torch.get_num_threads() == before
+
+
+def test_a_hang_while_timing_is_a_failure():
+    calls = []
+
+    def slow_after_first_call(x):
+        calls.append(1)
+        if len(calls) > 1:
+            time.sleep(2.0)
+
+    with with_threshold(cpu=1.0), settings_module.override({"call_timeout_s": 0.2, "speed": {"retries": 0}}):
+        with pytest.raises(CheckFailure) as excinfo:
+            expect_speedup("check_t", "timer_test", slow_after_first_call, sleeper(0.001), (torch.zeros(1),))
+    assert "took longer than" in excinfo.value.detail
+
+
+def test_device_without_threshold_gets_a_note(capsys):
+    with with_threshold(cpu=None, cuda=2.0):
+        result = expect_speedup("check_t", "timer_test", sleeper(0), sleeper(0), (torch.zeros(1),), what="amp")
+    assert result.threshold is None and not result.ratios and "graded on CUDA only" in result.note
+    assert "graded on CUDA only" in capsys.readouterr().out
+
+
+def test_instructor_can_require_a_gpu():
+    with with_threshold(cpu=None, cuda=2.0), settings_module.override({"speed": {"require_gpu": True}}):
+        with pytest.raises(CheckFailure) as excinfo:
+            expect_speedup("check_t", "timer_test", sleeper(0), sleeper(0), (torch.zeros(1),))
+    assert "requires a GPU" in excinfo.value.detail
+
+
+def test_host_syncs_are_not_counted_off_cuda():
+    result, count = count_host_syncs("check_t", torch.sum, torch.ones(3))
+    assert count is None and float(result) == 3.0
+    assert expect_no_per_row_sync("check_t", torch.sum, lambda n: (torch.ones(n),), (4, 8)) is None
+
+
+def test_calibration_strings_are_filled_in():
+    for name in ("row_sum", "batch_gather"):
+        spec = settings.speed.thresholds[name]
+        assert spec.cpu and spec.cpu > 1 and "reference" in spec.calibration and "naive" in spec.calibration
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_per_row_syncs_are_counted_and_the_mode_restored():
+    def item_per_row(x):
+        return sum(float(x[i].sum()) for i in range(x.shape[0]))
+
+    previous = torch.cuda.get_sync_debug_mode()
+    _, count = count_host_syncs("check_t", item_per_row, torch.ones(8, 3, device="cuda"))
+    assert count >= 8 and torch.cuda.get_sync_debug_mode() == previous
+    with pytest.raises(CheckFailure) as excinfo:
+        expect_no_per_row_sync("check_t", item_per_row, lambda n: (torch.ones(n, 3, device="cuda"),), (4, 16))
+    assert "grows with the batch" in excinfo.value.detail
+    assert torch.cuda.get_sync_debug_mode() == previous
+    assert expect_no_per_row_sync("check_t", torch.sum, lambda n: (torch.ones(n, device="cuda"),), (4, 16)) == \
+        {4: 0, 16: 0}
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_sync_debug_mode_is_restored_after_an_error():
+    previous = torch.cuda.get_sync_debug_mode()
+    with pytest.raises(RuntimeError):
+        with sync_debug_mode("error"):
+            torch.ones(2, device="cuda").sum().item()
+    assert torch.cuda.get_sync_debug_mode() == previous
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_cuda_ratio_is_measured_with_synchronisation():
+    x = torch.randn(256, 256, device="cuda")
+    with settings_module.override(FAST):
+        ratio, _, _ = measure_speedup(lambda x: x.sum(), lambda x: [x @ x for _ in range(20)], (x,))
+    assert ratio > 1.0
