@@ -1,0 +1,446 @@
+"""Checks for the ``amp`` assignment: a mixed-precision training loop, ``train_amp``.
+
+The checks read what the loop does through hooks (see ``amp_recording``), never its
+text: the autocast state and dtypes in the forward pass, the gradient that reaches
+the loss in the backward pass (the loss scale), the gradients and parameters at
+every optimizer step. References are the grader's own loops on the same seeded
+data. Every correctness check runs on the CPU, with bfloat16 (no scaler) and with
+float16 and a ``GradScaler("cpu")``, and on CUDA too where there is a GPU; speed is
+graded on CUDA only.
+"""
+
+import copy
+
+import torch
+
+from ..errors import CheckFailure
+from ..settings import settings
+from ..student import call_student, describe
+from ..timing import expect_speedup
+from . import amp_problems as problems
+from . import amp_speed as speed
+from .amp_recording import recording
+
+DTYPES = (torch.bfloat16, torch.float16)
+# Relative error (over all parameters) between the gradients a loop holds at optimizer.step() and the
+# grader's own autocast gradients: the same computation, up to rounding of the loss / accumulate.
+GRAD_TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
+# Relative error between a mixed-precision update and the float32 one over the same batches.
+UPDATE_TOLERANCE = {torch.float16: 5e-2, torch.bfloat16: 1e-1}
+# The loss curve against the float32 run: |amp - fp32| <= rtol * |fp32| + atol * first fp32 loss.
+# The reference stays within 0.3% (float16) and 0.4% (bfloat16) on this kit's seeds.
+CURVE_TOLERANCE = {torch.float16: (1.5e-2, 5e-3), torch.bfloat16: (3e-2, 1e-2)}
+
+AUTOCAST_HINT = ("Run the forward pass and the loss inside `with torch.autocast(device_type=device_type, "
+                 "dtype=dtype):`, and call backward after the `with` block.")
+SCALER_HINT = ("With float16, create `scaler = torch.amp.GradScaler(device_type)` (default settings), call "
+               "`scaler.scale(loss).backward()`, then `scaler.step(optimizer)` and `scaler.update()` once per "
+               "effective batch.")
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _train(check, train_amp, model, batches, optimizer, *, device_type, dtype, **options):
+    """Run the student's loop under the recorder; return ``(returned value, recording)``."""
+    __tracebackhide__ = True
+    with recording(model, optimizer, problems.mse, device_type) as (rec, loss_fn):
+        try:
+            out = call_student(check, lambda: train_amp(model, batches, optimizer, loss_fn, device_type=device_type,
+                                                        dtype=dtype, **options), what="train_amp")
+        except CheckFailure as failure:
+            raise CheckFailure(check, failure.detail + "\nCase: " + _case(device_type, dtype, batches, **options),
+                               hint=failure.hint) from None
+    if not rec.forwards:
+        raise CheckFailure(check, "train_amp never called the model.", hint="Call `model(inputs)` for every batch.")
+    return out, rec
+
+
+def _case(device, dtype, batches, **options):
+    inputs, targets = batches[0]
+    text = (f"train_amp(model, batches, optimizer, loss_fn, device_type={device!r}, dtype={dtype}"
+            + "".join(f", {k}={v}" for k, v in options.items())
+            + f") on {len(batches)} batches of inputs {list(inputs.shape)} and targets {list(targets.shape)}, "
+              f"float32 ({problems.describe_model()}, MSE loss)")
+    return text
+
+
+def _setup(seed, device, count, *, optimizer="sgd"):
+    gen = torch.Generator().manual_seed(seed)
+    model = problems.small_model(gen, device)
+    batches = problems.regression_batches(gen, count, device)
+    if optimizer == "momentum":
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    return gen, model, batches, opt
+
+
+# ------------------------------------------------------------------ precision of each part
+
+def check_autocast_dtypes(train_amp, *, seed=0):
+    """The linear layers' outputs have ``dtype``; the loss is computed under autocast and is float32;
+    backward runs with autocast off; the parameters and the optimizer's state stay float32."""
+    __tracebackhide__ = True
+    check = "check_autocast_dtypes"
+    for device in _devices():
+        for i, dtype in enumerate(DTYPES):
+            _, model, batches, opt = _setup(100 + seed * 10 + i, device, 4, optimizer="momentum")
+            accumulate = 1 + i   # bfloat16 with accumulate=1, float16 with accumulate=2
+            case = _case(device, dtype, batches, accumulate=accumulate)
+            _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
+                            accumulate=accumulate)
+            _expect_forward_precision(check, rec, dtype, case)
+            _expect_backward_outside_autocast(check, rec, case)
+            _expect_float32_state(check, model, opt, case)
+
+
+def _expect_forward_precision(check, rec, dtype, case):
+    __tracebackhide__ = True
+    for number, forward in enumerate(rec.forwards):
+        if forward.autocast != (True, dtype):
+            enabled, active = forward.autocast
+            state = f"autocast enabled for {active}" if enabled else "autocast off"
+            raise CheckFailure(check, f"batch {number}: the model ran with {state}, expected autocast with "
+                                      f"{dtype}.\nCase: {case}", hint=AUTOCAST_HINT)
+        wrong = [d for d in forward.linear_dtypes if d != dtype]
+        if wrong or not forward.linear_dtypes:
+            raise CheckFailure(check, f"batch {number}: the nn.Linear layers returned {forward.linear_dtypes}, "
+                                      f"expected {dtype}.\nCase: {case}", hint=AUTOCAST_HINT)
+    if not rec.losses:
+        raise CheckFailure(check, f"train_amp never called loss_fn.\nCase: {case}",
+                           hint="Compute the loss with the `loss_fn` argument.")
+    for loss in rec.losses:
+        if not loss.autocast[0]:
+            raise CheckFailure(check, f"batch {loss.batch}: loss_fn was called with autocast off.\nCase: {case}",
+                               hint="Compute the loss inside the autocast block too: autocast runs the loss in "
+                                    "float32 for you.")
+        if loss.dtype != torch.float32:
+            raise CheckFailure(check, f"batch {loss.batch}: the loss has dtype {loss.dtype}, expected "
+                                      f"torch.float32.\nCase: {case}",
+                               hint="Do not cast the outputs or the loss yourself; under autocast, MSE runs in "
+                                    "float32.")
+
+
+def _expect_backward_outside_autocast(check, rec, case):
+    __tracebackhide__ = True
+    reached = [loss for loss in rec.losses if loss.grad is not None]
+    if not reached:
+        raise CheckFailure(check, f"the backward pass never reached the loss returned by loss_fn.\nCase: {case}",
+                           hint="Call backward on (the scaled) loss of every batch.")
+    for loss in reached:
+        if loss.backward_autocast:
+            raise CheckFailure(check, f"batch {loss.batch}: backward ran while autocast was still on.\nCase: {case}",
+                               hint="Leave the `with torch.autocast(...)` block before calling backward: the "
+                                    "backward ops already run in the dtypes autocast chose for the forward ones.")
+
+
+def _expect_float32_state(check, model, optimizer, case):
+    __tracebackhide__ = True
+    for name, p in model.named_parameters():
+        if p.dtype != torch.float32 or (p.grad is not None and p.grad.dtype != torch.float32):
+            got = p.dtype if p.dtype != torch.float32 else f"gradient {p.grad.dtype}"
+            raise CheckFailure(check, f"after training, parameter {name!r} is {got}; parameters stay "
+                                      f"torch.float32 under mixed precision.\nCase: {case}",
+                               hint="Do not call model.half() or .to(dtype): autocast casts copies of the "
+                                    "weights for each op and keeps the float32 master weights.")
+    for state in optimizer.state.values():
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 1 \
+                    and value.dtype != torch.float32:
+                raise CheckFailure(check, f"the optimizer's state {key!r} is {value.dtype}, expected "
+                                          f"torch.float32.\nCase: {case}", hint="Keep the model in float32.")
+
+
+# ------------------------------------------------------------------ loss scaling
+
+def check_loss_scaling(train_amp, *, seed=0):
+    """With float16: the loss is multiplied by a scale (> 1) before backward; the gradients at
+    ``optimizer.step()`` are the true, unscaled ones; a batch whose gradients overflow float16 is
+    skipped (no step, parameters unchanged) and the scale goes down; training goes on afterwards."""
+    __tracebackhide__ = True
+    check = "check_loss_scaling"
+    dtype = torch.float16
+    for device in _devices():
+        gen, model, batches, opt = _setup(200 + seed, device, 4)
+        bad = 1 + seed % 2
+        batches.insert(bad, problems.overflow_batch(gen, device))
+        case = _case(device, dtype, batches) + f"; batch {bad} has targets of 1e7, so its gradients overflow"
+        _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype)
+        for b in range(len(batches)):
+            if b == bad:
+                _expect_skipped_overflow(check, rec, bad, case)
+            else:
+                _expect_scaled_loss(check, rec, b, case)
+                _expect_unscaled_step(check, rec, model, batches, b, dtype, case)
+
+
+def _loss_multiplier(check, rec, batch, case):
+    __tracebackhide__ = True
+    losses = rec.losses_of_batch(batch)
+    if len(losses) != 1 or losses[0].grad is None:
+        raise CheckFailure(check, f"batch {batch}: expected one loss_fn call and one backward through it, got "
+                                  f"{len(losses)} call(s).\nCase: {case}", hint=SCALER_HINT)
+    return losses[0].grad
+
+
+def _expect_scaled_loss(check, rec, batch, case):
+    __tracebackhide__ = True
+    multiplier = _loss_multiplier(check, rec, batch, case)
+    if not multiplier >= 2:
+        raise CheckFailure(check, f"batch {batch}: the gradient that reached the loss in backward was "
+                                  f"{multiplier:g}, so the loss was not scaled: small float16 gradients "
+                                  f"underflow to zero.\nCase: {case}", hint=SCALER_HINT)
+
+
+def _only_step_of(check, rec, batch, case, what):
+    __tracebackhide__ = True
+    steps = rec.steps_during_batch(batch)
+    if len(steps) != 1:
+        raise CheckFailure(check, f"batch {batch} ({what}): expected one optimizer step after it, got "
+                                  f"{len(steps)}.\nCase: {case}", hint=SCALER_HINT)
+    return steps[0]
+
+
+def _expect_unscaled_step(check, rec, model, batches, batch, dtype, case):
+    __tracebackhide__ = True
+    step = _only_step_of(check, rec, batch, case, "an ordinary batch")
+    if any(g is None for g in step.grads):
+        raise CheckFailure(check, f"batch {batch}: some parameters had no gradient at optimizer.step().\n"
+                                  f"Case: {case}", hint="Call backward before stepping.")
+    if not all(torch.isfinite(g).all() for g in step.grads):
+        raise CheckFailure(check, f"batch {batch}: the gradients at optimizer.step() hold inf or NaN.\n"
+                                  f"Case: {case}", hint=SCALER_HINT)
+    expected = problems.reference_grads(model, step.params_before, [batches[batch]], problems.mse,
+                                        rec.device_type, dtype)
+    error = problems.relative_error(step.grads, expected)
+    if not error <= GRAD_TOLERANCE[dtype]:
+        ratio = float(problems.flat(step.grads).norm() / problems.flat(expected).norm())
+        raise CheckFailure(check, f"batch {batch}: at optimizer.step() the gradients were {ratio:.4g} times "
+                                  f"the true ones (relative error {error:.2g}); the optimizer must see "
+                                  f"unscaled gradients.\nCase: {case}",
+                           hint="Step with `scaler.step(optimizer)`, which unscales the gradients first "
+                                "(never `optimizer.step()` directly), and unscale only once.")
+
+
+def _expect_skipped_overflow(check, rec, bad, case):
+    __tracebackhide__ = True
+    if rec.steps_during_batch(bad):
+        raise CheckFailure(check, f"batch {bad}: its gradients overflowed float16 (inf/NaN), but the optimizer "
+                                  f"stepped anyway.\nCase: {case}",
+                           hint="`scaler.step(optimizer)` skips the step when the gradients hold inf or NaN; "
+                                "`optimizer.step()` does not.")
+    if len(rec.forwards) <= bad + 1:
+        raise CheckFailure(check, f"training stopped at batch {bad}, the overflowing batch.\nCase: {case}",
+                           hint="Go on with the next batch: the scaler recovers by itself.")
+    before, after = rec.forwards[bad].params, rec.forwards[bad + 1].params
+    if not all(torch.equal(a, b) for a, b in zip(before, after)):
+        raise CheckFailure(check, f"batch {bad}: its gradients overflowed, yet the parameters changed.\n"
+                                  f"Case: {case}", hint=SCALER_HINT)
+    scale_at_overflow = _loss_multiplier(check, rec, bad, case)
+    scale_after = _loss_multiplier(check, rec, bad + 1, case)
+    if not scale_after < scale_at_overflow:
+        raise CheckFailure(check, f"after the overflow at batch {bad} the loss scale did not go down "
+                                  f"({scale_at_overflow:g} then {scale_after:g}).\nCase: {case}",
+                           hint="Call `scaler.update()` after `scaler.step(optimizer)`: it halves the scale "
+                                "after an overflow.")
+    final = rec.steps[-1].params_after if rec.steps else []
+    if not all(torch.isfinite(p).all() for p in final):
+        raise CheckFailure(check, f"after training the parameters hold inf or NaN.\nCase: {case}", hint=SCALER_HINT)
+
+
+# ------------------------------------------------------------------ accumulation
+
+def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
+    """With ``accumulate=k`` the optimizer steps once per k batches, the gradients are cleared (set to
+    None) before each group, and the step equals one float32 step over the k batches concatenated
+    (the loss divided by k)."""
+    __tracebackhide__ = True
+    check = "check_accumulation"
+    for device in _devices():
+        for i, dtype in enumerate(DTYPES):
+            for k in accumulations:
+                _, model, batches, opt = _setup(300 + seed * 10 + i, device, 2 * k)
+                lr = opt.param_groups[0]["lr"]
+                case = _case(device, dtype, batches, accumulate=k)
+                _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
+                                accumulate=k)
+                seen = [s.batches_seen for s in rec.steps]
+                if seen != [k * (j + 1) for j in range(len(batches) // k)]:
+                    raise CheckFailure(check, f"the optimizer stepped after batches {[s - 1 for s in seen]}, "
+                                              f"expected once per {k} batches: after "
+                                              f"{[k * (j + 1) - 1 for j in range(len(batches) // k)]}.\n"
+                                              f"Case: {case}",
+                                       hint="Step (and update the scaler) only when (i + 1) % accumulate == 0.")
+                for j, step in enumerate(rec.steps):
+                    _expect_cleared(check, rec, j * k, case)
+                    group = batches[j * k:(j + 1) * k]
+                    _expect_group_step(check, model, step, group, rec.device_type, dtype, lr, j, case)
+
+
+def _expect_cleared(check, rec, first, case):
+    __tracebackhide__ = True
+    forward = rec.forwards[first] if first < len(rec.forwards) else None
+    if forward is not None and not forward.grads_cleared:
+        how = "all zeros" if forward.grads_zero else "left over from earlier batches"
+        raise CheckFailure(check, f"when batch {first} began an effective batch, the gradients were {how} "
+                                  f"instead of None.\nCase: {case}",
+                           hint="Clear them after each step with `optimizer.zero_grad(set_to_none=True)`.")
+
+
+def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, case):
+    __tracebackhide__ = True
+    if any(g is None for g in step.grads):
+        raise CheckFailure(check, f"step {j}: some parameters had no gradient.\nCase: {case}")
+    expected = problems.reference_grads(model, step.params_before, group, problems.mse, device_type, dtype)
+    error = problems.relative_error(step.grads, expected)
+    if not error <= GRAD_TOLERANCE[dtype]:
+        ratio = float(problems.flat(step.grads).norm() / problems.flat(expected).norm())
+        raise CheckFailure(check, f"step {j}: the gradients were {ratio:.3g} times the mean gradient over the "
+                                  f"{len(group)} batches of the effective batch (relative error {error:.2g}).\n"
+                                  f"Case: {case}",
+                           hint="Divide each batch's loss by `accumulate` before backward, so that the "
+                                "accumulated gradient is the mean; unscale once per step.")
+    exact = problems.reference_grads(model, step.params_before, group, problems.mse, device_type)
+    update = [a - b for a, b in zip(step.params_after, step.params_before)]
+    error = problems.relative_error(update, [-lr * g for g in exact])
+    if not error <= UPDATE_TOLERANCE[dtype]:
+        raise CheckFailure(check, f"step {j}: the parameter update differs from one float32 SGD step over the "
+                                  f"{len(group)} batches concatenated (relative error {error:.2g}).\n"
+                                  f"Case: {case}", hint="Step the optimizer you were given, once per effective batch.")
+
+
+# ------------------------------------------------------------------ clipping
+
+def check_clipping(train_amp, *, seed=0, accumulate=1):
+    """With ``max_grad_norm``, the gradients at ``optimizer.step()`` are the unscaled ones clipped to
+    that total norm: their norm is at most ``max_grad_norm`` and they equal the true gradient times
+    min(1, max_grad_norm / its norm)."""
+    __tracebackhide__ = True
+    check = "check_clipping"
+    for device in _devices():
+        for i, dtype in enumerate(DTYPES):
+            _, model, batches, opt = _setup(400 + seed * 10 + i, device, 3 * accumulate)
+            first = problems.reference_grads(model, list(model.parameters()), batches[:accumulate], problems.mse,
+                                             device)
+            max_norm = round(0.25 * float(problems.flat(first).norm()), 4)
+            case = _case(device, dtype, batches, accumulate=accumulate, max_grad_norm=max_norm)
+            _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
+                            accumulate=accumulate, max_grad_norm=max_norm)
+            if len(rec.steps) != len(batches) // accumulate:
+                raise CheckFailure(check, f"expected {len(batches) // accumulate} optimizer steps, got "
+                                          f"{len(rec.steps)}.\nCase: {case}", hint=SCALER_HINT)
+            for j, step in enumerate(rec.steps):
+                if any(g is None for g in step.grads):
+                    raise CheckFailure(check, f"step {j}: some parameters had no gradient.\nCase: {case}")
+                group = batches[j * accumulate:(j + 1) * accumulate]
+                true = problems.reference_grads(model, step.params_before, group, problems.mse, device, dtype)
+                true_norm = float(problems.flat(true).norm())
+                expected = [g * min(1.0, max_norm / (true_norm + 1e-6)) for g in true]
+                norm = float(problems.flat(step.grads).norm())
+                if norm > max_norm * (1 + 1e-3) + 1e-6:
+                    raise CheckFailure(check, f"step {j}: the gradients' total norm at optimizer.step() was "
+                                              f"{norm:.4g}, above max_grad_norm={max_norm:g}.\nCase: {case}",
+                                       hint="Call `scaler.unscale_(optimizer)`, then "
+                                            "`torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)`, "
+                                            "then `scaler.step(optimizer)`.")
+                error = problems.relative_error(step.grads, expected)
+                if not error <= GRAD_TOLERANCE[dtype]:
+                    raise CheckFailure(check, f"step {j}: the gradients at optimizer.step() have norm {norm:.4g}; "
+                                              f"the true gradient (norm {true_norm:.4g}) clipped to "
+                                              f"max_grad_norm={max_norm:g} has norm "
+                                              f"{min(true_norm, max_norm):.4g} (relative error {error:.2g}).\n"
+                                              f"Case: {case}",
+                                       hint="Clip the unscaled gradients: `scaler.unscale_(optimizer)` before "
+                                            "`clip_grad_norm_`; clipping the scaled ones clips to the wrong norm.")
+
+
+# ------------------------------------------------------------------ convergence
+
+def check_convergence(train_amp, *, seed=0, batches_per_run=24):
+    """``train_amp`` returns one Python float per batch, the unscaled loss of that batch, and the loss curve
+    stays close to the grader's float32 run on the same model and data (with and without accumulation)."""
+    __tracebackhide__ = True
+    check = "check_convergence"
+    for device in _devices():
+        for i, dtype in enumerate(DTYPES):
+            for accumulate in (1, 2):
+                _, model, batches, opt = _setup(500 + seed * 10 + 2 * i + accumulate, device, batches_per_run,
+                                                optimizer="momentum")
+                case = _case(device, dtype, batches, accumulate=accumulate)
+                make = lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9)  # noqa: E731
+                expected, _ = problems.float32_training(model, batches, make, problems.mse, accumulate)
+                out, _ = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
+                                accumulate=accumulate)
+                _expect_loss_curve(check, out, expected, dtype, case)
+
+
+def _expect_loss_curve(check, out, expected, dtype, case):
+    __tracebackhide__ = True
+    if not isinstance(out, (list, tuple)) or len(out) != len(expected):
+        raise CheckFailure(check, f"train_amp returned {describe(out)}; expected a list of {len(expected)} "
+                                  f"floats, one loss per batch.\nCase: {case}",
+                           hint="Append `loss.item()` for every batch and return the list.")
+    kinds = {type(v).__name__ for v in out if not isinstance(v, float)}
+    if kinds:
+        raise CheckFailure(check, f"train_amp returned a list holding {', '.join(sorted(kinds))}; expected "
+                                  f"Python floats.\nCase: {case}",
+                           hint="Use `loss.item()`: a tensor would keep its graph (and, on GPU, its memory) alive.")
+    rtol, atol = CURVE_TOLERANCE[dtype]
+    for b, (got, want) in enumerate(zip(out, expected)):
+        if not abs(got - want) <= rtol * abs(want) + atol * expected[0]:
+            raise CheckFailure(check, f"batch {b}: the returned loss is {got:.5g}, but the float32 run's loss on "
+                                      f"that batch is {want:.5g}.\nFirst losses returned: "
+                                      f"{[round(v, 4) for v in out[:6]]}\nFloat32 run:           "
+                                      f"{[round(v, 4) for v in expected[:6]]}\nCase: {case}",
+                               hint="Return the loss before scaling and before dividing by `accumulate` "
+                                    "(`loss.item()` of loss_fn's result); if the curves drift apart, check "
+                                    "the steps and the scaler.")
+
+
+# ------------------------------------------------------------------ speed
+
+def check_speed(train_amp, *, seed=0):
+    """On CUDA: on the tutorial's model (three Linear(4096, 4096), batch 512, MSE, SGD) ``train_amp``
+    with float16 trains faster than the grader's float32 loop (full IEEE float32, TF32 off) by the
+    ``amp`` threshold in the settings. Without a GPU the loop must still train one small batch on the
+    CPU, and the check reports that speed needs a GPU."""
+    __tracebackhide__ = True
+    check = "check_speed"
+    _, model, batches, opt = _setup(600 + seed, "cpu", 1)
+    out, _ = _train(check, train_amp, model, batches, opt, device_type="cpu", dtype=torch.bfloat16)
+    if not isinstance(out, (list, tuple)) or len(out) != 1:
+        raise CheckFailure(check, f"train_amp returned {describe(out)} for one batch; expected a list of one float.",
+                           hint="Return the list of per-batch losses.")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if settings.speed.thresholds["amp"].for_device(device) is None:   # not graded here: a note (or a failure)
+        return expect_speedup(check, "amp", None, None, (), device=device, what="train_amp with float16")
+    gen = torch.Generator().manual_seed(seed)
+    amp_model = speed.tutorial_model(device)
+    base_model = copy.deepcopy(amp_model)
+    batches = speed.tutorial_batches(gen, device)
+    amp_opt = torch.optim.SGD(amp_model.parameters(), lr=speed.LEARNING_RATE)
+    base_opt = torch.optim.SGD(base_model.parameters(), lr=speed.LEARNING_RATE)
+
+    def candidate():
+        return train_amp(amp_model, batches, amp_opt, problems.mse, device_type=device, dtype=torch.float16)
+
+    def baseline():
+        return speed.float32_loop(base_model, batches, base_opt, problems.mse)
+
+    with speed.full_float32_precision() as precision:
+        try:
+            result = expect_speedup(check, "amp", candidate, baseline, (), device=device,
+                                    what="train_amp with float16",
+                                    hint="Use float16 autocast for the forward pass; keep the loop free of "
+                                         "extra synchronisations (one .item() per batch) and extra copies.")
+        except CheckFailure as failure:
+            failure.measurements["baseline_precision"] = precision
+            raise
+    result.note = (result.note + " " if result.note else "") + f"baseline: {precision}."
+    return result
