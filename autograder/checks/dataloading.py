@@ -16,7 +16,8 @@ from .. import synthetic
 from ..errors import CheckFailure
 from ..settings import settings
 from ..student import call_student
-from .dataloading_expect import as_item, expect_exactly_once, expect_image
+from .dataloading_expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
+                                 expect_missing_shard, expect_value_error, same_image_as, written_layout)
 from .dataloading_resources import pass_and_files, peak_traced_bytes
 from . import dataloading_expect, dataloading_runs  # noqa: F401 - named in the tests
 from .dataloading_runs import describe_run, load_all
@@ -76,7 +77,7 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                                    hint="List root with the pattern (Path(root).glob(pattern)) and keep that list.")
             for index, sample in enumerate(by_path):
                 image = call_student(check, lambda i=index: dataset[i], what=f"dataset[{index}]")
-                other = _same_image_as(image, by_path)
+                other = same_image_as(image, by_path)
                 if other is not None and other is not sample:
                     names = [s.name for s in by_path]
                     raise CheckFailure(check, f"with {where}: dataset[{index}] is not the file {sample.name!r}; the "
@@ -85,7 +86,7 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                                             "never a random one.")
                 expect_image(check, image, sample, where=f"{where}, dataset[{index}]")
             for bad in (length, length + 3):
-                _expect_index_error(check, dataset, bad, where)
+                expect_index_error(check, dataset, bad, where)
         _expect_loader_order(check, ImageDirectoryDataset, root, sorted(pngs, key=lambda s: s.name))
         empty = os.path.join(root, "empty")
         os.mkdir(empty)
@@ -93,34 +94,6 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
         length = call_student(check, len, dataset, what="len(dataset)")
         if length != 0:
             raise CheckFailure(check, f"an empty folder gives len(dataset) = {length}, expected 0.")
-
-
-def _same_image_as(image, samples):
-    """The sample whose decoding ``image`` equals (in either channel order), or None."""
-    if not isinstance(image, np.ndarray):
-        return None
-    for sample in samples:
-        expected = sample.expected
-        if image.shape == expected.shape and (np.array_equal(image, expected)
-                                              or np.array_equal(image[..., ::-1], expected)):
-            return sample
-    return None
-
-
-def _expect_index_error(check, dataset, index, where):
-    __tracebackhide__ = True
-
-    def get():
-        try:
-            return dataset[index]
-        except IndexError:
-            return IndexError
-    got = call_student(check, get, what=f"dataset[{index}]")
-    if got is not IndexError:
-        raise CheckFailure(check, f"with {where}: dataset[{index}] (past the end) returned "
-                                  f"{type(got).__name__}, expected it to raise IndexError.",
-                           hint="Index a list of paths, which raises IndexError by itself; don't wrap indices "
-                                "around with %.")
 
 
 def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
@@ -152,7 +125,7 @@ def check_write_shards(write_shards, *, seed=0):
             out_dir = os.path.join(root, f"out-{num_shards}")
             os.mkdir(out_dir)
             where = f"write_shards(<{count} image paths>, out_dir, num_shards={num_shards})"
-            layout = _written_layout(check, write_shards, given, out_dir, num_shards, where)
+            layout = written_layout(check, write_shards, given, out_dir, num_shards, where)
             found = [name for members in layout for name, _ in members]
             extra = sorted(set(found) - set(by_name))
             if extra:
@@ -173,54 +146,12 @@ def check_write_shards(write_shards, *, seed=0):
                                    hint="Give the first len % num_shards shards one image more than the others.")
             again_dir = os.path.join(root, f"again-{num_shards}")
             os.mkdir(again_dir)
-            again = _written_layout(check, write_shards, given, again_dir, num_shards, where)
+            again = written_layout(check, write_shards, given, again_dir, num_shards, where)
             if [[n for n, _ in m] for m in again] != [[n for n, _ in m] for m in layout]:
                 raise CheckFailure(check, f"{where} called twice with the same input wrote different shards.",
                                    hint="Don't shuffle with an unseeded random generator or depend on set order.")
         for bad in (0, -1, count + 1):
-            _expect_value_error(check, write_shards, given, os.path.join(root, f"bad{bad}"), bad)
-
-
-def _written_layout(check, write_shards, given, out_dir, num_shards, where):
-    """``[[(member name, bytes), ...] per shard]`` after checking the returned paths and the files written."""
-    __tracebackhide__ = True
-    returned = call_student(check, write_shards, list(given), out_dir, num_shards, what="write_shards")
-    expected = [os.path.join(out_dir, f"shard-{i:05d}.tar") for i in range(num_shards)]
-    try:
-        returned_paths = [os.path.realpath(os.fspath(p)) for p in returned]
-    except TypeError:
-        returned_paths = None
-    if returned_paths != [os.path.realpath(p) for p in expected]:
-        raise CheckFailure(check, f"{where} returned {str(returned)[:200]}; expected the {num_shards} shard paths "
-                                  f"{[os.path.basename(p) for p in expected][:3]}... in order.",
-                           hint="Name shard i f'shard-{i:05d}.tar' inside out_dir and return the list of paths.")
-    written = sorted(os.listdir(out_dir))
-    if written != [os.path.basename(p) for p in expected]:
-        raise CheckFailure(check, f"{where} left {written[:5]} in out_dir; expected exactly the shard files.")
-    layout = []
-    for path in expected:
-        try:
-            members = synthetic.read_tar_members(path)
-        except Exception as error:  # noqa: BLE001 - any unreadable shard is the student's
-            raise CheckFailure(check, f"{where}: {os.path.basename(path)} is not a readable tar file ({error}).") \
-                from None
-        layout.append([(name, data) for name, data in members if data is not None])
-    return layout
-
-
-def _expect_value_error(check, write_shards, given, out_dir, num_shards):
-    __tracebackhide__ = True
-
-    def attempt():
-        try:
-            write_shards(list(given), out_dir, num_shards)
-        except ValueError:
-            return ValueError
-        return None
-    if call_student(check, attempt, what="write_shards") is not ValueError:
-        raise CheckFailure(check, f"write_shards(<{len(given)} image paths>, out_dir, num_shards={num_shards}) did "
-                                  "not raise ValueError.",
-                           hint="Check 1 <= num_shards <= len(image_paths) before writing anything.")
+            expect_value_error(check, write_shards, given, os.path.join(root, f"bad{bad}"), bad)
 
 
 # ------------------------------------------------------------------ TarImageDataset
@@ -298,29 +229,7 @@ def check_tar_dataset_errors(TarImageDataset, *, seed=0):
                                       "name the shard and the member.",
                                hint="Raise e.g. ValueError(f'{path}: cannot decode {member.name}').")
         missing = os.path.join(root, "missing-0002.tar")
-        _expect_missing_shard(check, TarImageDataset, [good, missing])
-
-
-def _expect_missing_shard(check, TarImageDataset, paths):
-    __tracebackhide__ = True
-    where = "TarImageDataset([an existing shard, 'missing-0002.tar'])"
-
-    def attempt():
-        yielded = 0
-        try:
-            dataset = TarImageDataset(list(paths))
-            for _ in dataset:
-                yielded += 1
-        except FileNotFoundError:
-            return yielded
-        return None
-    yielded = call_student(check, attempt, what=where)
-    if yielded is None:
-        raise CheckFailure(check, f"{where}: neither building it nor a full pass raised FileNotFoundError.",
-                           hint="Check that every path exists (os.path.isfile) and raise FileNotFoundError.")
-    if yielded:
-        raise CheckFailure(check, f"{where}: FileNotFoundError came only after {yielded} samples.",
-                           hint="Check all the paths before yielding anything, so that a typo fails at once.")
+        expect_missing_shard(check, TarImageDataset, [good, missing])
 
 
 def _exactly_once_over(check, TarImageDataset, paths, samples, runs, *, world_size=None):
@@ -332,7 +241,7 @@ def _exactly_once_over(check, TarImageDataset, paths, samples, runs, *, world_si
             dataset = _construct(check, TarImageDataset, paths)
             by_source = {"one process": _load_items(check, dataset, num_workers, where)}
         else:
-            where = describe_run(len(paths), num_workers, "r", world_size).replace("rank r of ", "on each rank, ")
+            where = describe_run(len(paths), num_workers, world_size=world_size)
             by_source = {}
             for rank in range(world_size):
                 dataset = _construct(check, TarImageDataset, paths, rank=rank, world_size=world_size)

@@ -1,9 +1,10 @@
-"""What the loading checks expect of a dataset's output: items, decoded images, every sample exactly once.
+"""What the loading checks expect: items, decoded images, every sample exactly once, the errors asked for, shards.
 
 Each helper raises a :class:`CheckFailure` whose message names the configuration (``where``), the sample,
 expected against got, and a hint.
 """
 
+import os
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from .. import synthetic
 from ..errors import CheckFailure
 from ..settings import settings
+from ..student import call_student
 
 DUPLICATE_HINT = ("Every DataLoader worker (and every rank) gets its own copy of the dataset and iterates it from "
                   "the start: use torch.utils.data.get_worker_info() and the rank to give each of the "
@@ -91,7 +93,14 @@ def expect_exactly_once(check, items_by_source, samples, *, where):
         for name, image in items:
             sources[name].append(source)
             sample = by_name.get(name)
-            if sample is not None and synthetic.decode_id(image) != sample.sample_id:
+            if sample is None:
+                continue
+            shape = tuple(getattr(image, "shape", ()))
+            if len(shape) != 3 or shape[2] != 3:
+                raise CheckFailure(check, f"with {where}: the image yielded with name {name!r} is "
+                                          f"{_type_text(image)}, not an HxWx3 image.",
+                                   hint="Yield the decoded image: cv2.imdecode(..., cv2.IMREAD_COLOR).")
+            if synthetic.decode_id(image) != sample.sample_id:
                 raise CheckFailure(check, f"with {where}: the image yielded with name {name!r} is not that "
                                           "member's image.", hint="Yield each member's name with its own image.")
     counts = Counter({name: len(found) for name, found in sources.items()})
@@ -119,3 +128,97 @@ def expect_exactly_once(check, items_by_source, samples, *, where):
                               f"items: {'; '.join(parts)}.", hint=hint,
                        measurements={"items": total, "images": len(samples), "duplicated": len(duplicated),
                                      "missing": len(missing)})
+
+
+# ------------------------------------------------------------------ single expectations
+
+def same_image_as(image, samples):
+    """The sample whose decoding ``image`` equals (in either channel order), or None."""
+    if not isinstance(image, np.ndarray):
+        return None
+    for sample in samples:
+        expected = sample.expected
+        if image.shape == expected.shape and (np.array_equal(image, expected)
+                                              or np.array_equal(image[..., ::-1], expected)):
+            return sample
+    return None
+
+
+def expect_index_error(check, dataset, index, where):
+    __tracebackhide__ = True
+
+    def get():
+        try:
+            return dataset[index]
+        except IndexError:
+            return IndexError
+    got = call_student(check, get, what=f"dataset[{index}]")
+    if got is not IndexError:
+        raise CheckFailure(check, f"with {where}: dataset[{index}] (past the end) returned "
+                                  f"{type(got).__name__}, expected it to raise IndexError.",
+                           hint="Index a list of paths, which raises IndexError by itself; don't wrap indices "
+                                "around with %.")
+
+
+def written_layout(check, write_shards, given, out_dir, num_shards, where):
+    """``[[(member name, bytes), ...] per shard]`` after checking the returned paths and the files written."""
+    __tracebackhide__ = True
+    returned = call_student(check, write_shards, list(given), out_dir, num_shards, what="write_shards")
+    expected = [os.path.join(out_dir, f"shard-{i:05d}.tar") for i in range(num_shards)]
+    try:
+        returned_paths = [os.path.realpath(os.fspath(p)) for p in returned]
+    except TypeError:
+        returned_paths = None
+    if returned_paths != [os.path.realpath(p) for p in expected]:
+        raise CheckFailure(check, f"{where} returned {str(returned)[:200]}; expected the {num_shards} shard paths "
+                                  f"{[os.path.basename(p) for p in expected][:3]}... in order.",
+                           hint="Name shard i f'shard-{i:05d}.tar' inside out_dir and return the list of paths.")
+    written = sorted(os.listdir(out_dir))
+    if written != [os.path.basename(p) for p in expected]:
+        raise CheckFailure(check, f"{where} left {written[:5]} in out_dir; expected exactly the shard files.")
+    layout = []
+    for path in expected:
+        try:
+            members = synthetic.read_tar_members(path)
+        except Exception as error:  # noqa: BLE001 - any unreadable shard is the student's
+            raise CheckFailure(check, f"{where}: {os.path.basename(path)} is not a readable tar file ({error}).") \
+                from None
+        layout.append([(name, data) for name, data in members if data is not None])
+    return layout
+
+
+def expect_value_error(check, write_shards, given, out_dir, num_shards):
+    __tracebackhide__ = True
+
+    def attempt():
+        try:
+            write_shards(list(given), out_dir, num_shards)
+        except ValueError:
+            return ValueError
+        return None
+    if call_student(check, attempt, what="write_shards") is not ValueError:
+        raise CheckFailure(check, f"write_shards(<{len(given)} image paths>, out_dir, num_shards={num_shards}) did "
+                                  "not raise ValueError.",
+                           hint="Check 1 <= num_shards <= len(image_paths) before writing anything.")
+
+
+def expect_missing_shard(check, TarImageDataset, paths):
+    __tracebackhide__ = True
+    where = "TarImageDataset([an existing shard, 'missing-0002.tar'])"
+
+    def attempt():
+        yielded = 0
+        try:
+            dataset = TarImageDataset(list(paths))
+            for _ in dataset:
+                yielded += 1
+        except FileNotFoundError:
+            return yielded
+        return None
+    yielded = call_student(check, attempt, what=where)
+    if yielded is None:
+        raise CheckFailure(check, f"{where}: neither building it nor a full pass raised FileNotFoundError.",
+                           hint="Check that every path exists (os.path.isfile) and raise FileNotFoundError.")
+    if yielded:
+        raise CheckFailure(check, f"{where}: FileNotFoundError came only after {yielded} samples.",
+                           hint="Check all the paths before yielding anything, so that a typo fails at once.")

@@ -36,9 +36,10 @@ def _importable_by_workers(dataset):
 
 
 def describe_run(num_shards, num_workers, rank=None, world_size=None):
+    """``3 shards, DataLoader(num_workers=2)``, then ``, rank 1 of world_size=2`` (or ``, on each rank of ...``)."""
     text = f"{num_shards} shard{'s' if num_shards != 1 else ''}, DataLoader(num_workers={num_workers})"
     if world_size is not None:
-        text += f", rank {rank} of world_size={world_size}"
+        text += f", {'on each rank' if rank is None else f'rank {rank}'} of world_size={world_size}"
     return text
 
 

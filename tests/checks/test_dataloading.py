@@ -173,3 +173,15 @@ def test_jpeg_from_another_decoder_is_accepted():
     dataloading.dataloading_expect.expect_image("demo", nudged.clip(0, 255).astype("uint8"), sample, where="a test")
     with pytest.raises(AssertionError):
         dataloading.dataloading_expect.expect_image("demo", sample.expected[..., ::-1].copy(), sample, where="a test")
+
+
+def test_undecoded_images_get_a_message_not_an_internal_error():
+    class YieldsBytes(mutants.IgnoresRank):
+        def __iter__(self):
+            for name, _ in super().__iter__():
+                yield name, None
+
+    failed = failing_among(with_replacements(TOPIC, {"TarImageDataset": YieldsBytes}),
+                           {"check_tar_dataset_workers", "check_tar_dataset_decoding"})
+    assert "not an HxWx3 image" in failed["check_tar_dataset_workers"]
+    assert "NoneType" in failed["check_tar_dataset_decoding"] and "internal error" not in str(failed)
