@@ -8,11 +8,25 @@ This is how the GPU checks run on a machine that has torch but no nbgrader.
 """
 
 import json
+import linecache
 import sys
 from pathlib import Path
 
 from .course import notebooks
 from .results import run_checks
+
+
+def exec_source(source, filename, name="submission"):
+    """Run ``source`` as a module named ``name`` and return its namespace.
+
+    The text is registered in ``linecache`` under ``filename`` first: ``torch.jit.script``
+    and ``inspect.getsource`` read a function's source from there, and code run from a
+    string (a notebook's cells) has no file to read it from.
+    """
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace = {"__name__": name, "__file__": filename}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the user's own code
+    return namespace
 
 
 def load_namespace(path):
@@ -21,11 +35,8 @@ def load_namespace(path):
         nb = notebooks.read(path)
         source = "\n\n".join(notebooks.source_text(c) for c in nb["cells"]
                              if c.get("cell_type") == "code" and notebooks.is_solution(c))
-    else:
-        source = path.read_text(encoding="utf-8")
-    namespace = {"__name__": "submission", "__file__": str(path)}
-    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - the user's own file
-    return namespace
+        return exec_source(source, f"<solution cells of {path}>")
+    return exec_source(path.read_text(encoding="utf-8"), str(path))
 
 
 def main(topic, path, as_json=False):

@@ -7,14 +7,13 @@ import torch
 
 from autograder.course import notebooks
 from autograder.results import checks_of, run_checks
+from autograder.selfcheck import exec_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _exec(source, name):
-    namespace = {"__name__": name}
-    exec(compile(source, name, "exec"), namespace)  # noqa: S102 - our own committed code
-    return namespace
+    return exec_source(source, f"<{name}>", name)
 
 
 def reference(topic):

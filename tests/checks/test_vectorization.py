@@ -1,36 +1,18 @@
 """The vectorization checks pass correct solutions and catch each realistic mistake."""
 
-import linecache
 import warnings
 
 import pytest
 import torch
 
 from autograder.checks import vectorization
-from autograder.course import notebooks
 from autograder.errors import CheckFailure
 from autograder.timing import count_host_syncs, expect_no_per_row_sync
 from tests.mutants.vectorization import GPU_MUTANTS, MUTANTS
-from tests.proving import ROOT, alternative, check_names, failing, reference, stub, with_replacements
+from tests.proving import alternative, check_names, failing, reference, stub, with_replacements
 
 TOPIC = "vectorization"
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-
-
-def _cache_sources():
-    """TorchScript reads a function's source through linecache; ``tests.proving`` runs the reference and the
-    stub from strings, so register those strings under the names it compiles them with."""
-    nb = notebooks.read(ROOT / "release" / TOPIC / f"{TOPIC}.ipynb")
-    sources = {
-        f"solutions.{TOPIC}": (ROOT / "solutions" / f"{TOPIC}.py").read_text(encoding="utf-8"),
-        f"stub.{TOPIC}": "\n".join(notebooks.source_text(c) for c in nb["cells"]
-                                   if c.get("cell_type") == "code" and notebooks.is_solution(c)),
-    }
-    for name, text in sources.items():
-        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-
-
-_cache_sources()
 
 
 @pytest.mark.quick
