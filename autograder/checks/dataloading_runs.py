@@ -83,7 +83,9 @@ def load_all(check, dataset, num_workers, *, where, timeout=None):
         try:
             loader = DataLoader(dataset, batch_size=None, num_workers=num_workers, **options)
             state["iterator"] = iterator = iter(loader)
-            return list(iterator), None
+            items = list(iterator)
+            state["finished"] = True
+            return items, None
         except NotImplementedError:
             raise
         except Exception as error:  # noqa: BLE001 - the student's error becomes the message below
@@ -93,15 +95,32 @@ def load_all(check, dataset, num_workers, *, where, timeout=None):
         warnings.filterwarnings("ignore", message=".*worker processes in total.*")   # more workers than cores
         warnings.filterwarnings("ignore", message=".*pickle error when attempting to start a worker.*")
         try:
-            items, error = call_student(check, one_pass, timeout=timeout + 5 if num_workers else timeout,
-                                        what=f"a full pass over a DataLoader with {where}")
+            limit = timeout + 5 if num_workers else timeout
+            items, error = call_student(check, one_pass, timeout=limit, what="a full pass over a DataLoader")
+        except CheckFailure as failure:
+            if "did not return within" not in failure.detail:
+                raise
+            raise CheckFailure(check, f"with {where}: a full pass did not finish within {limit:g} s.",
+                               hint="Look for a loop that never ends in __iter__, or one that waits for "
+                                    "something that never comes.") from None
         finally:
-            iterator = state.pop("iterator", None)
-            if iterator is not None and hasattr(iterator, "_shutdown_workers"):
-                iterator._shutdown_workers()
+            _stop(state.get("iterator"), failed=not state.get("finished"))
     if error is not None:
         raise CheckFailure(check, f"with {where}: {_error_text(error, timeout)}", hint=_hint(error))
     return items
+
+
+def _stop(iterator, *, failed):
+    """Shut the iterator's workers down. After a failure, terminate them first: a hung worker ignores the
+    DataLoader's request to stop, which then waits 5 s for it."""
+    if iterator is None:
+        return
+    if failed:
+        for worker in getattr(iterator, "_workers", []):
+            if worker.is_alive():
+                worker.terminate()
+    if hasattr(iterator, "_shutdown_workers"):
+        iterator._shutdown_workers()
 
 
 def _error_text(error, timeout):

@@ -42,7 +42,7 @@ def test_reference_gets_full_marks_on_hidden_seed():
     assert failing(TOPIC, reference(TOPIC), seed=1) == {}
 
 
-@pytest.mark.parametrize("seed", [0, 2])
+@pytest.mark.parametrize("seed", [0, 3])
 def test_second_correct_solution_gets_full_marks(seed):
     assert failing(TOPIC, alternative(TOPIC), seed=seed) == {}
 
@@ -104,7 +104,7 @@ class HangsInMainProcess(HangsInOneWorker):
 
 @pytest.mark.parametrize("dataset, runs, expected", [
     (HangsInOneWorker, (2,), "sent no sample for 1.5 s"),
-    (HangsInMainProcess, (0,), "did not return within 1.5 s"),
+    (HangsInMainProcess, (0,), "a full pass did not finish within 1.5 s"),
 ])
 def test_hanging_dataset_fails_in_time_and_leaves_no_worker(dataset, runs, expected):
     before = new_children()
