@@ -9,30 +9,29 @@ float16 and a ``GradScaler("cpu")``, and on CUDA too where there is a GPU; speed
 graded on CUDA only.
 """
 
-import copy
-
 import torch
 
 from ..errors import CheckFailure
 from ..settings import settings
 from ..student import call_student, describe
 from ..timing import expect_speedup
+from . import amp_precision as precision
 from . import amp_problems as problems
 from . import amp_speed as speed
 from .amp_recording import recording
 
 DTYPES = (torch.bfloat16, torch.float16)
 # Relative error (over all parameters) between the gradients a loop holds at optimizer.step() and the
-# grader's own autocast gradients: the same computation, up to rounding of the loss / accumulate.
+# grader's own autocast gradients: the same computation, up to rounding of the loss / accumulate (the
+# reference stays below 2e-4; forgetting to divide by accumulate = k gives k - 1).
 GRAD_TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
-# Relative error between a mixed-precision update and the float32 one over the same batches.
-UPDATE_TOLERANCE = {torch.float16: 5e-2, torch.bfloat16: 1e-1}
+# Relative error between a mixed-precision update and the float32 one over the same batches: the reference and
+# the second solution reach at most 0.021 (float16) and 0.026 (bfloat16) over 480 steps (20 seeds, k = 2, 3, 4).
+UPDATE_TOLERANCE = {torch.float16: 8e-2, torch.bfloat16: 1.2e-1}
 # The loss curve against the float32 run: |amp - fp32| <= rtol * |fp32| + atol * first fp32 loss.
-# The reference stays within 0.3% (float16) and 0.4% (bfloat16) on this kit's seeds.
+# The reference and the second solution use at most 7.5% of this tolerance over 15 seeds.
 CURVE_TOLERANCE = {torch.float16: (1.5e-2, 5e-3), torch.bfloat16: (3e-2, 1e-2)}
 
-AUTOCAST_HINT = ("Run the forward pass and the loss inside `with torch.autocast(device_type=device_type, "
-                 "dtype=dtype):`, and call backward after the `with` block.")
 SCALER_HINT = ("With float16, create `scaler = torch.amp.GradScaler(device_type)` (default settings), call "
                "`scaler.scale(loss).backward()`, then `scaler.step(optimizer)` and `scaler.update()` once per "
                "effective batch.")
@@ -95,66 +94,9 @@ def check_autocast_dtypes(train_amp, *, seed=0):
             case = _case(device, dtype, batches, accumulate=accumulate)
             _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
                             accumulate=accumulate)
-            _expect_forward_precision(check, rec, dtype, case)
-            _expect_backward_outside_autocast(check, rec, case)
-            _expect_float32_state(check, model, opt, case)
-
-
-def _expect_forward_precision(check, rec, dtype, case):
-    __tracebackhide__ = True
-    for number, forward in enumerate(rec.forwards):
-        if forward.autocast != (True, dtype):
-            enabled, active = forward.autocast
-            state = f"autocast enabled for {active}" if enabled else "autocast off"
-            raise CheckFailure(check, f"batch {number}: the model ran with {state}, expected autocast with "
-                                      f"{dtype}.\nCase: {case}", hint=AUTOCAST_HINT)
-        wrong = [d for d in forward.linear_dtypes if d != dtype]
-        if wrong or not forward.linear_dtypes:
-            raise CheckFailure(check, f"batch {number}: the nn.Linear layers returned {forward.linear_dtypes}, "
-                                      f"expected {dtype}.\nCase: {case}", hint=AUTOCAST_HINT)
-    if not rec.losses:
-        raise CheckFailure(check, f"train_amp never called loss_fn.\nCase: {case}",
-                           hint="Compute the loss with the `loss_fn` argument.")
-    for loss in rec.losses:
-        if not loss.autocast[0]:
-            raise CheckFailure(check, f"batch {loss.batch}: loss_fn was called with autocast off.\nCase: {case}",
-                               hint="Compute the loss inside the autocast block too: autocast runs the loss in "
-                                    "float32 for you.")
-        if loss.dtype != torch.float32:
-            raise CheckFailure(check, f"batch {loss.batch}: the loss has dtype {loss.dtype}, expected "
-                                      f"torch.float32.\nCase: {case}",
-                               hint="Do not cast the outputs or the loss yourself; under autocast, MSE runs in "
-                                    "float32.")
-
-
-def _expect_backward_outside_autocast(check, rec, case):
-    __tracebackhide__ = True
-    reached = [loss for loss in rec.losses if loss.grad is not None]
-    if not reached:
-        raise CheckFailure(check, f"the backward pass never reached the loss returned by loss_fn.\nCase: {case}",
-                           hint="Call backward on (the scaled) loss of every batch.")
-    for loss in reached:
-        if loss.backward_autocast:
-            raise CheckFailure(check, f"batch {loss.batch}: backward ran while autocast was still on.\nCase: {case}",
-                               hint="Leave the `with torch.autocast(...)` block before calling backward: the "
-                                    "backward ops already run in the dtypes autocast chose for the forward ones.")
-
-
-def _expect_float32_state(check, model, optimizer, case):
-    __tracebackhide__ = True
-    for name, p in model.named_parameters():
-        if p.dtype != torch.float32 or (p.grad is not None and p.grad.dtype != torch.float32):
-            got = p.dtype if p.dtype != torch.float32 else f"gradient {p.grad.dtype}"
-            raise CheckFailure(check, f"after training, parameter {name!r} is {got}; parameters stay "
-                                      f"torch.float32 under mixed precision.\nCase: {case}",
-                               hint="Do not call model.half() or .to(dtype): autocast casts copies of the "
-                                    "weights for each op and keeps the float32 master weights.")
-    for state in optimizer.state.values():
-        for key, value in state.items():
-            if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 1 \
-                    and value.dtype != torch.float32:
-                raise CheckFailure(check, f"the optimizer's state {key!r} is {value.dtype}, expected "
-                                          f"torch.float32.\nCase: {case}", hint="Keep the model in float32.")
+            precision.expect_forward_precision(check, rec, dtype, case)
+            precision.expect_backward_outside_autocast(check, rec, case)
+            precision.expect_float32_state(check, model, opt, case)
 
 
 # ------------------------------------------------------------------ loss scaling
@@ -420,27 +362,4 @@ def check_speed(train_amp, *, seed=0):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if settings.speed.thresholds["amp"].for_device(device) is None:   # not graded here: a note (or a failure)
         return expect_speedup(check, "amp", None, None, (), device=device, what="train_amp with float16")
-    gen = torch.Generator().manual_seed(seed)
-    amp_model = speed.tutorial_model(device)
-    base_model = copy.deepcopy(amp_model)
-    batches = speed.tutorial_batches(gen, device)
-    amp_opt = torch.optim.SGD(amp_model.parameters(), lr=speed.LEARNING_RATE)
-    base_opt = torch.optim.SGD(base_model.parameters(), lr=speed.LEARNING_RATE)
-
-    def candidate():
-        return train_amp(amp_model, batches, amp_opt, problems.mse, device_type=device, dtype=torch.float16)
-
-    def baseline():
-        return speed.float32_loop(base_model, batches, base_opt, problems.mse)
-
-    with speed.full_float32_precision() as precision:
-        try:
-            result = expect_speedup(check, "amp", candidate, baseline, (), device=device,
-                                    what="train_amp with float16",
-                                    hint="Use float16 autocast for the forward pass; keep the loop free of "
-                                         "extra synchronisations (one .item() per batch) and extra copies.")
-        except CheckFailure as failure:
-            failure.measurements["baseline_precision"] = precision
-            raise
-    result.note = (result.note + " " if result.note else "") + f"baseline: {precision}."
-    return result
+    return speed.expect_faster_than_float32(check, train_amp, device, seed=seed)

@@ -6,6 +6,7 @@ scale of 2**16, no gradient of an ordinary batch comes near float16's largest
 value (65504), while a batch whose targets are 1e7 away overflows at any scale.
 """
 
+import contextlib
 import copy
 
 import torch
@@ -77,7 +78,8 @@ def reference_grads(model, params, batches, loss_fn, device_type, dtype=None):
     """
     twin = model_at(model, params)
     for inputs, targets in batches:
-        with torch.autocast(device_type, dtype=dtype or torch.float32, enabled=dtype is not None):
+        precision = torch.autocast(device_type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
+        with precision:
             loss = loss_fn(twin(inputs), targets)
         (loss.float() / len(batches)).backward()
     return [p.grad.detach().clone() for p in twin.parameters()]

@@ -8,8 +8,13 @@ flags with the newer ``fp32_precision`` ones).
 """
 
 import contextlib
+import copy
 
 import torch
+
+from ..errors import CheckFailure
+from ..timing import expect_speedup
+from .amp_problems import mse
 
 TUTORIAL_WIDTH = 4096
 TUTORIAL_LAYERS = 3
@@ -79,3 +84,33 @@ def float32_loop(model, batches, optimizer, loss_fn):
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
     return losses
+
+
+def expect_faster_than_float32(check, train_amp, device, *, seed=0):
+    """Time ``train_amp`` (float16) against :func:`float32_loop` on the tutorial's model, TF32 off for the
+    baseline; return the :class:`SpeedResult`, its note naming the baseline's precision."""
+    __tracebackhide__ = True
+    gen = torch.Generator().manual_seed(seed)
+    amp_model = tutorial_model(device)
+    base_model = copy.deepcopy(amp_model)
+    batches = tutorial_batches(gen, device)
+    amp_opt = torch.optim.SGD(amp_model.parameters(), lr=LEARNING_RATE)
+    base_opt = torch.optim.SGD(base_model.parameters(), lr=LEARNING_RATE)
+
+    def candidate():
+        return train_amp(amp_model, batches, amp_opt, mse, device_type=device, dtype=torch.float16)
+
+    def baseline():
+        return float32_loop(base_model, batches, base_opt, mse)
+
+    with full_float32_precision() as precision:
+        try:
+            result = expect_speedup(check, "amp", candidate, baseline, (), device=device,
+                                    what="train_amp with float16",
+                                    hint="Use float16 autocast for the forward pass; keep the loop free of "
+                                         "extra synchronisations (one .item() per batch) and extra copies.")
+        except CheckFailure as failure:
+            failure.measurements["baseline_precision"] = precision
+            raise
+    result.note = (result.note + " " if result.note else "") + f"baseline: {precision}."
+    return result
