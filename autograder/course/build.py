@@ -62,15 +62,45 @@ def scratch_course(course, dest, with_release=False):
     return dest
 
 
+@contextlib.contextmanager
+def _scripts_on_path():
+    """nbgrader runs `alembic` from PATH: put this interpreter's scripts first while it works."""
+    saved = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + saved
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = saved
+
+
+def generate_assignments(course, names):
+    """The real ``nbgrader generate_assignment`` for each of ``names``, in this process.
+
+    nbgrader's API pays its start-up (config, gradebook migration) once instead of
+    once per assignment: 8 assignments take seconds, not a minute. Yields each name when done.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(Path(course).resolve())
+    with _scripts_on_path():
+        api = NbGraderAPI(config=config)
+        for name in names:
+            result = api.generate_assignment(name, force=True, create=True)
+            if not result["success"]:
+                raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{result.get('error')}\n"
+                                   f"{result.get('log', '')}")
+            yield name
+
+
 def build_into(course, out, only=None):
     """Write ``out/release/<topic>/`` and ``out/solutions/<topic>.py`` for every topic (or those in ``only``)."""
     course, out = Path(course), Path(out)
     with tempfile.TemporaryDirectory(prefix="epl-build-") as tmp:
         work = scratch_course(course, tmp)
-        for topic in topics(course):
-            if only and topic not in only:
-                continue
-            nbgrader(work, "generate_assignment", topic, "--create", "--force")
+        names = [t for t in topics(course) if not only or t in only]
+        for topic in generate_assignments(work, names):
             release = out / "release" / topic
             if release.exists():
                 shutil.rmtree(release)

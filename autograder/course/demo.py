@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from . import notebooks
-from .build import nbgrader, scratch_course, topics
+from .build import generate_assignments, nbgrader, scratch_course, topics
 from .grading import grade_all, load_report
 from .report import print_gradebook
 
@@ -76,8 +76,7 @@ def run_demo(course=".", only=None, keep=None, progress=print):
     try:
         scratch_course(course, work)
         progress(f"Demo course in {work} ({len(names)} assignments: {', '.join(names)})", flush=True)
-        for n, topic in enumerate(names, 1):
-            nbgrader(work, "generate_assignment", topic, "--create", "--force")
+        for n, topic in enumerate(generate_assignments(work, names), 1):
             progress(f"[{n}/{len(names)}] released {topic}", flush=True)
         for student in STUDENTS:
             nbgrader(work, "db", "student", "add", student, f"--last-name={student}", "--first-name=Sample")
