@@ -1,0 +1,401 @@
+"""Checks for the ``modules`` assignment: the ``Affine`` module, ``make_mlp`` and the training loop ``fit``.
+
+Modules are graded through what PyTorch sees of them (``named_parameters``,
+``state_dict``, ``.to``, autograd), because that is what an optimizer, a
+checkpoint and a device move rely on. ``fit`` is compared step for step with
+``torch.optim.SGD`` on a copy of the same model, in float64.
+"""
+
+import copy
+import io
+
+import torch
+
+from ..compare import expect_close, expect_meta
+from ..errors import CheckFailure
+from ..student import call_student, describe, raises_from_student
+
+PARAMETER_HINT = ("Register a and b as parameters: `self.a = torch.nn.Parameter(torch.randn(1))` in __init__, "
+                  "after `super().__init__()`. A plain tensor attribute, or a Parameter kept in a Python list, is "
+                  "invisible to parameters(), state_dict(), .to() and every optimizer.")
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+# -------------------------------------------------------------------------- Affine
+
+def _new_affine(check, Affine):
+    __tracebackhide__ = True
+    module = call_student(check, Affine, what="Affine")
+    if not isinstance(module, torch.nn.Module):
+        raise CheckFailure(check, f"Affine() is a {type(module).__name__}, not a torch.nn.Module.",
+                           hint="Subclass torch.nn.Module and call super().__init__() first.")
+    return module
+
+
+def _tensor_attribute(check, module, name):
+    """``module.a`` or ``module.b``, which must at least be a tensor of shape [1]."""
+    __tracebackhide__ = True
+    value = getattr(module, name, None)
+    if not isinstance(value, torch.Tensor):
+        raise CheckFailure(check, f"Affine().{name} is {describe(value)}; expected a torch.nn.Parameter of shape [1].",
+                           hint=PARAMETER_HINT)
+    if tuple(value.shape) != (1,):
+        raise CheckFailure(check, f"Affine().{name} has shape {list(value.shape)}; expected [1].",
+                           hint="Create it with torch.randn(1) (shape [1]), not torch.tensor(0.5) (shape []).")
+    return value
+
+
+def _set_values(check, module, a, b):
+    __tracebackhide__ = True
+    with torch.no_grad():
+        for name, value in (("a", a), ("b", b)):
+            target = _tensor_attribute(check, module, name)
+            target.copy_(torch.tensor([value], dtype=target.dtype))
+
+
+def check_affine_parameters(Affine, *, seed=0):
+    """``Affine()`` is an ``nn.Module`` whose ``named_parameters()`` are exactly ``a`` and ``b``: Parameters of
+    shape [1] in the default dtype that require grad (a plain tensor attribute, a buffer or a list loses)."""
+    __tracebackhide__ = True
+    check = "check_affine_parameters"
+    module = _new_affine(check, Affine)
+    named = dict(module.named_parameters())
+    if sorted(named) != ["a", "b"]:
+        plain = [n for n in ("a", "b") if isinstance(getattr(module, n, None), torch.Tensor) and n not in named]
+        shown = " and ".join(f"Affine().{n}" for n in plain)
+        extra = (f" ({shown} {'is a tensor' if len(plain) == 1 else 'are tensors'} but not registered "
+                 f"{'as a parameter' if len(plain) == 1 else 'as parameters'})") if plain else ""
+        raise CheckFailure(check, f"Affine().named_parameters() gives {sorted(named)}; expected exactly "
+                                  f"['a', 'b']{extra}.", hint=PARAMETER_HINT)
+    if len(list(module.parameters())) != 2:
+        raise CheckFailure(check, f"Affine().parameters() yields {len(list(module.parameters()))} tensors; "
+                                  "expected 2 (a and b).", hint=PARAMETER_HINT)
+    for name, parameter in named.items():
+        if tuple(parameter.shape) != (1,):
+            raise CheckFailure(check, f"parameter {name} has shape {list(parameter.shape)}; expected [1].",
+                               hint="Create it with torch.randn(1) (shape [1]), not torch.tensor(0.5) (shape []).")
+        if parameter.dtype != torch.get_default_dtype():
+            raise CheckFailure(check, f"parameter {name} has dtype {parameter.dtype}; expected the default "
+                                      f"{torch.get_default_dtype()}.",
+                               hint="Do not fix the dtype in __init__: callers choose it with .to(dtype).")
+        if not parameter.requires_grad:
+            raise CheckFailure(check, f"parameter {name} does not require grad, so no optimizer can train it.",
+                               hint="Leave requires_grad at its default (True).")
+
+
+def _affine_input(gen, i):
+    shape = ([17], [9, 1], [2, 3, 4], [1])[i % 4]
+    return torch.randn(shape, generator=gen) * 3
+
+
+def check_affine_forward(Affine, *, seed=0, cases=8):
+    """With ``a`` and ``b`` set to random values, ``Affine()(x)`` equals ``a * x + b`` (float64 reference),
+    with the shape and dtype of ``x``, for inputs of rank 1 to 3."""
+    __tracebackhide__ = True
+    check = "check_affine_forward"
+    gen = torch.Generator().manual_seed(1100 + seed)
+    module = _new_affine(check, Affine)
+    for i in range(cases):
+        a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
+        _set_values(check, module, a, b)
+        x = _affine_input(gen, i)
+        out = call_student(check, module, x, what="Affine()")
+        inputs = {"x": x, "a": a, "b": b}
+        expect_meta(check, out, what="Affine's output", shape=x.shape, dtype=x.dtype, inputs=inputs)
+        expect_close(check, out, a * x.double() + b, what="Affine's output", inputs=inputs,
+                     hint="forward(x) returns self.a * x + self.b, using the module's own a and b.")
+
+
+def check_affine_gradients(Affine, *, seed=0, cases=4):
+    """Backward through ``Affine()(x)`` reaches both ``a`` and ``b`` with the right values:
+    d(sum(g * out))/da = sum(g * x) and d/db = sum(g)."""
+    __tracebackhide__ = True
+    check = "check_affine_gradients"
+    gen = torch.Generator().manual_seed(1200 + seed)
+    module = _new_affine(check, Affine)
+    for i in range(cases):
+        a, b = (float(v) for v in torch.randn(2, generator=gen))
+        _set_values(check, module, a, b)
+        for name in ("a", "b"):
+            getattr(module, name).grad = None
+        x = _affine_input(gen, i)
+        out = call_student(check, module, x, what="Affine()")
+        upstream = torch.randn(out.shape, generator=gen)
+        try:
+            (out * upstream).sum().backward()
+        except RuntimeError as error:
+            raise CheckFailure(check, f"backward through Affine()(x) failed: {error}",
+                               hint="Compute forward with tensor operations on self.a and self.b; no .item(), "
+                                    ".data or .detach().") from None
+        expected = {"a": (upstream.double() * x.double()).sum().reshape(1), "b": upstream.double().sum().reshape(1)}
+        for name in ("a", "b"):
+            grad = getattr(module, name).grad
+            if grad is None:
+                raise CheckFailure(check, f"after backward through Affine()(x), {name}.grad is None: the gradient "
+                                          f"does not reach {name}. Input: x = {describe(x)}",
+                                   hint="Use self.a and self.b directly in forward (no .item(), .data, "
+                                        ".detach() or torch.tensor(...) around them), and make them Parameters.")
+            expect_close(check, grad, expected[name], what=f"the gradient of {name}", inputs={"x": x},
+                         rtol=1e-4, atol=1e-4)
+
+
+def check_affine_round_trips(Affine, *, seed=0):
+    """``state_dict()`` holds exactly ``a`` and ``b``; saving it and loading it into a fresh ``Affine()`` gives
+    the same outputs; ``.to(torch.float64)`` turns both into float64 and the output into float64."""
+    __tracebackhide__ = True
+    check = "check_affine_round_trips"
+    gen = torch.Generator().manual_seed(1300 + seed)
+    module = _new_affine(check, Affine)
+    a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
+    _set_values(check, module, a, b)
+    state = module.state_dict()
+    if sorted(state) != ["a", "b"]:
+        raise CheckFailure(check, f"Affine().state_dict() has keys {sorted(state)}; expected ['a', 'b'], so a "
+                                  "checkpoint would not save the module.", hint=PARAMETER_HINT)
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    fresh = _new_affine(check, Affine)
+    try:
+        fresh.load_state_dict(torch.load(buffer))
+    except RuntimeError as error:
+        raise CheckFailure(check, f"loading a saved Affine().state_dict() into a fresh Affine() failed: {error}",
+                           hint=PARAMETER_HINT) from None
+    x = torch.randn(11, generator=gen)
+    expect_close(check, call_student(check, fresh, x, what="a reloaded Affine()"), a * x.double() + b,
+                 what="the output of an Affine() loaded from a saved state_dict", inputs={"x": x, "a": a, "b": b})
+    moved = call_student(check, module.to, torch.float64, what="Affine().to")
+    for name in ("a", "b"):
+        value = _tensor_attribute(check, moved, name)
+        if value.dtype != torch.float64:
+            raise CheckFailure(check, f"after Affine().to(torch.float64), {name} is still {value.dtype}.",
+                               hint=PARAMETER_HINT)
+    x64 = torch.randn(7, generator=gen, dtype=torch.float64)
+    out = call_student(check, moved, x64, what="Affine().to(torch.float64)")
+    expect_meta(check, out, what="the float64 module's output", shape=x64.shape, dtype=torch.float64)
+    expect_close(check, out, a * x64 + b, what="the float64 module's output", inputs={"x": x64, "a": a, "b": b})
+
+
+# ------------------------------------------------------------------------ make_mlp
+
+def _mlp_cases(gen, extra):
+    cases = [([3, 5], None), ([4, 8, 2], None), ([1, 16, 16, 1], torch.nn.Tanh), ((6, 3, 3, 2, 7), torch.nn.GELU)]
+    activations = (None, torch.nn.Tanh, torch.nn.SiLU, torch.nn.Sigmoid, torch.nn.ELU)
+    for _ in range(extra):
+        length = int(torch.randint(2, 6, (1,), generator=gen))
+        sizes = [int(s) for s in torch.randint(1, 13, (length,), generator=gen)]
+        cases.append((sizes, activations[int(torch.randint(0, len(activations), (1,), generator=gen))]))
+    return cases
+
+
+def _build(check, make_mlp, sizes, activation):
+    __tracebackhide__ = True
+    if activation is None:
+        return call_student(check, make_mlp, sizes, what="make_mlp")
+    return call_student(check, make_mlp, sizes, activation=activation, what="make_mlp")
+
+
+def _call_text(sizes, activation):
+    return f"make_mlp({list(sizes)!r}" + (f", activation=torch.nn.{activation.__name__})" if activation else ")")
+
+
+def _layer_text(layer):
+    if isinstance(layer, torch.nn.Linear):
+        return f"Linear({layer.in_features}, {layer.out_features}{'' if layer.bias is not None else ', bias=False'})"
+    return type(layer).__name__
+
+
+def _expected_layers(sizes, activation):
+    name = (activation or torch.nn.ReLU).__name__
+    layers = []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(name)
+        layers.append(f"Linear({n_in}, {n_out})")
+    return layers
+
+
+def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
+    """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
+    ``activation`` (ReLU by default) between two of them and none after the last, with exactly
+    sum(n_in * n_out + n_out) parameters."""
+    __tracebackhide__ = True
+    check = "check_make_mlp_structure"
+    gen = torch.Generator().manual_seed(1400 + seed)
+    for sizes, activation in _mlp_cases(gen, extra):
+        model = _build(check, make_mlp, sizes, activation)
+        call = _call_text(sizes, activation)
+        if not isinstance(model, torch.nn.Sequential):
+            raise CheckFailure(check, f"{call} returned a {type(model).__name__}, not a torch.nn.Sequential.",
+                               hint="Collect the layers in a list and return torch.nn.Sequential(*layers).")
+        got = [_layer_text(layer) for layer in model]
+        expected = _expected_layers(sizes, activation)
+        if got != expected:
+            note = ""
+            if got[:len(expected)] == expected and len(got) > len(expected):
+                note = " There must be no activation after the last layer: the output is not squashed."
+            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]; expected "
+                                      f"[{', '.join(expected)}].{note}",
+                               hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
+                                    "`activation()` between two Linear layers, nothing after the last.")
+        count = sum(p.numel() for p in model.parameters())
+        expected_count = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes[:-1], sizes[1:]))
+        if count != expected_count:
+            raise CheckFailure(check, f"{call} has {count} parameters; expected {expected_count} "
+                                      "(weights and biases of every Linear layer).",
+                               hint="Keep the default bias=True and do not share layers.")
+
+
+def _reference_forward(model, sizes, activation, x):
+    """The float64 output of the Linear layers of ``model``, in order, with ``activation`` between them."""
+    act = (activation or torch.nn.ReLU)()
+    out = x.double()
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    for i, layer in enumerate(linears):
+        if i:
+            out = act(out)
+        bias = None if layer.bias is None else layer.bias.detach().double()
+        out = torch.nn.functional.linear(out, layer.weight.detach().double(), bias)
+    return out, len(linears)
+
+
+def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
+    """The model maps ``[..., sizes[0]]`` to ``[..., sizes[-1]]`` in float32, equal to a float64 pass through
+    its Linear layers with the activation between them (and not after the last); backward from the output
+    reaches every parameter."""
+    __tracebackhide__ = True
+    check = "check_make_mlp_forward"
+    gen = torch.Generator().manual_seed(1500 + seed)
+    for sizes, activation in _mlp_cases(gen, extra):
+        model = _build(check, make_mlp, sizes, activation)
+        call = _call_text(sizes, activation)
+        if not isinstance(model, torch.nn.Module):
+            raise CheckFailure(check, f"{call} returned a {type(model).__name__}, not a torch.nn.Module.")
+        for batch in ([5], [2, 3]):
+            x = torch.randn(batch + [sizes[0]], generator=gen)
+            out = call_student(check, model, x, what=call)
+            expect_meta(check, out, what=f"the output of {call}", shape=batch + [sizes[-1]], dtype=torch.float32,
+                        inputs={"x": x})
+            expected, linears = _reference_forward(model, sizes, activation, x)
+            if linears != len(sizes) - 1:
+                raise CheckFailure(check, f"{call} contains {linears} Linear layers; expected {len(sizes) - 1}.")
+            expect_close(check, out, expected, what=f"the output of {call}", inputs={"x": x}, rtol=1e-4, atol=1e-5,
+                         hint="Apply the activation between consecutive Linear layers only; the last layer's "
+                              "output is returned as it is.")
+        model.zero_grad(set_to_none=True)
+        out.sum().backward()
+        missing = [name for name, p in model.named_parameters() if p.grad is None]
+        if missing:
+            raise CheckFailure(check, f"after backward through {call}, these parameters got no gradient: "
+                                      f"{', '.join(missing)}.", hint="Every layer must take part in forward.")
+
+
+def check_make_mlp_rejects_short_sizes(make_mlp, *, seed=0):
+    """Fewer than two sizes (``[]``, ``[n]``, ``(n,)``) raise ``ValueError``; two sizes build a model."""
+    __tracebackhide__ = True
+    check = "check_make_mlp_rejects_short_sizes"
+    n = 1 + (seed * 7 + 4) % 16
+    for sizes in ([], [n], (n,)):
+        raises_from_student(check, make_mlp, sizes, expected=ValueError, what="make_mlp")
+    model = call_student(check, make_mlp, [n, 2], what="make_mlp")
+    if not isinstance(model, torch.nn.Module):
+        raise CheckFailure(check, f"make_mlp([{n}, 2]) returned {describe(model)}; expected a torch.nn.Module.")
+
+
+# ----------------------------------------------------------------------------- fit
+
+def _sgd_reference(model, x, y, steps, lr):
+    """Train a copy of ``model`` with SGD and MSE; return it, each step's loss and the loss after training."""
+    model = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        after = float(torch.nn.functional.mse_loss(model(x), y))
+    return model, losses, after
+
+
+def _as_float(check, value, call):
+    __tracebackhide__ = True
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.detach())
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise CheckFailure(check, f"{call} returned {describe(value)}; expected the final loss as a number.",
+                       hint="Return loss.item() from the last step.")
+
+
+def _fit_models(gen):
+    line = torch.nn.Linear(1, 1)
+    mlp = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    for model in (line, mlp):
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
+    return [(line.double(), 1, 1), (mlp.double(), 3, 2)]
+
+
+def check_fit_matches_sgd(fit, *, seed=0, cases=4):
+    """``fit(model, x, y, steps=..., lr=...)`` trains ``model`` itself exactly like ``steps`` steps of
+    ``torch.optim.SGD(lr)`` on the mean squared error (float64, a line and a small MLP, steps and lr the student
+    has not seen), and returns the final loss as a number (the last step's, or the loss after training)."""
+    __tracebackhide__ = True
+    check = "check_fit_matches_sgd"
+    gen = torch.Generator().manual_seed(1600 + seed)
+    for i in range(cases):
+        model, n_in, n_out = _fit_models(gen)[i % 2]
+        steps = int(torch.randint(1, 30, (1,), generator=gen))
+        lr = float(torch.empty(1).uniform_(0.02, 0.2, generator=gen))
+        x = torch.randn(16, n_in, generator=gen, dtype=torch.float64)
+        y = torch.randn(16, n_out, generator=gen, dtype=torch.float64)
+        expected_model, losses, after = _sgd_reference(model, x, y, steps, lr)
+        call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
+        result = call_student(check, fit, model, x, y, steps=steps, lr=lr, what="fit")
+        trained = dict(model.named_parameters())
+        for name, expected in expected_model.named_parameters():
+            expect_close(check, trained[name], expected, what=f"parameter {name} after {call}",
+                         inputs={"x": x, "y": y}, rtol=1e-7, atol=1e-9,
+                         hint="Train the model you are given (no copy), with torch.optim.SGD(model.parameters(), "
+                              "lr=lr), loss = mse_loss(model(x), y) (the mean, on predictions shaped like y: "
+                              "[N] against [N, 1] broadcasts to [N, N]), and zero_grad, backward, step once per "
+                              "step.")
+        loss = _as_float(check, result, call)
+        if not any(abs(loss - want) <= 1e-6 * abs(want) + 1e-12 for want in (losses[-1], after)):
+            raise CheckFailure(check, f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g} "
+                                      f"(the last step's) or {after:.8g} (after training).",
+                               hint="Return loss.item() of the last step, not the first loss or a sum of losses.")
+
+
+def check_fit_recovers_line(fit, *, seed=0, cases=2):
+    """On 100 noisy samples y = 5x + 3 + N(0, 0.3^2) with x in [-2, 2], ``fit`` on an ``nn.Linear(1, 1)``
+    (300 steps, lr 0.1) reaches the least-squares line (within 0.01), which is within 0.25 of slope 5 and
+    intercept 3 (the least-squares estimates have standard deviations of about 0.03)."""
+    __tracebackhide__ = True
+    check = "check_fit_recovers_line"
+    gen = torch.Generator().manual_seed(1700 + seed)
+    for _ in range(cases):
+        x = torch.rand(100, 1, generator=gen) * 4 - 2
+        y = 5 * x + 3 + 0.3 * torch.randn(100, 1, generator=gen)
+        model = torch.nn.Linear(1, 1)
+        with torch.no_grad():
+            model.weight.copy_(torch.randn(1, 1, generator=gen))
+            model.bias.copy_(torch.randn(1, generator=gen))
+        design = torch.cat([x.double(), torch.ones_like(x.double())], dim=1)
+        least_squares = torch.linalg.lstsq(design, y.double()).solution.reshape(-1)
+        call_student(check, fit, model, x, y, steps=300, lr=0.1, what="fit")
+        got = torch.cat([model.weight.detach().reshape(-1), model.bias.detach().reshape(-1)])
+        inputs = {"x": x, "y": y}
+        expect_close(check, got, least_squares, what="[slope, intercept] after fit(model, x, y, steps=300, lr=0.1)",
+                     inputs=inputs, rtol=0.0, atol=0.01,
+                     hint="The loop should reach the least-squares line: SGD on the mean squared error, "
+                          "zero_grad before each backward, and the model you were given trained in place.")
+        expect_close(check, got, torch.tensor([5.0, 3.0], dtype=torch.float64), inputs=inputs,
+                     what="[slope, intercept] after fit(model, x, y, steps=300, lr=0.1)", rtol=0.0, atol=0.25)

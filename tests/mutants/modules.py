@@ -1,0 +1,223 @@
+"""Realistic mistakes in the modules exercises, each with the checks that must catch it.
+
+``MUTANTS[name] = (replacement objects, checks that must fail)``: the other
+student objects come from the reference solution.
+"""
+
+import copy
+
+import torch
+
+# ------------------------------------------------------------------- Affine
+
+
+class AffinePlainTensors(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.randn(1, requires_grad=True)
+        self.b = torch.randn(1, requires_grad=True)
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+class AffineParameterList(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.params = [torch.nn.Parameter(torch.randn(1)), torch.nn.Parameter(torch.randn(1))]
+
+    def forward(self, x):
+        return self.params[0] * x + self.params[1]
+
+
+class AffineScalars(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(1.0))
+        self.b = torch.nn.Parameter(torch.tensor(0.0))
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+class AffineBuffers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("a", torch.randn(1))
+        self.register_buffer("b", torch.randn(1))
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+class AffineItem(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.randn(1))
+        self.b = torch.nn.Parameter(torch.randn(1))
+
+    def forward(self, x):
+        return self.a.item() * x + self.b.item()
+
+
+class AffineSwapped(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.randn(1))
+        self.b = torch.nn.Parameter(torch.randn(1))
+
+    def forward(self, x):
+        return self.b * x + self.a
+
+
+class AffineFloat64(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.randn(1, dtype=torch.float64))
+        self.b = torch.nn.Parameter(torch.randn(1, dtype=torch.float64))
+
+    def forward(self, x):
+        return self.a * x + self.b
+
+
+# ----------------------------------------------------------------- make_mlp
+
+
+def _layers(sizes, activation, *, last_activation=False):
+    layers = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        layers += [torch.nn.Linear(n_in, n_out), activation()]
+    return layers if last_activation else layers[:-1]
+
+
+def mlp_activation_after_last(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    return torch.nn.Sequential(*_layers(sizes, activation, last_activation=True))
+
+
+def mlp_always_relu(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    return torch.nn.Sequential(*_layers(sizes, torch.nn.ReLU))
+
+
+def mlp_activation_class_not_instance(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    layers = []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(activation)
+        layers.append(torch.nn.Linear(n_in, n_out))
+    return torch.nn.Sequential(*layers)
+
+
+def mlp_no_validation(sizes, activation=torch.nn.ReLU):
+    return torch.nn.Sequential(*_layers(sizes, activation))
+
+
+def mlp_assert_instead_of_value_error(sizes, activation=torch.nn.ReLU):
+    assert len(sizes) >= 2, "need two sizes"
+    return torch.nn.Sequential(*_layers(sizes, activation))
+
+
+def mlp_without_bias(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    layers = []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(activation())
+        layers.append(torch.nn.Linear(n_in, n_out, bias=False))
+    return torch.nn.Sequential(*layers)
+
+
+# ---------------------------------------------------------------------- fit
+
+
+def _fit(model, x, y, steps, lr, *, zero_grad=True, reduction="mean", momentum=0.0, squeeze=False,
+         report="last", step_first=False):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    losses = []
+    for _ in range(steps):
+        prediction = model(x)
+        if squeeze:
+            prediction = prediction.squeeze()
+        loss = torch.nn.functional.mse_loss(prediction, y, reduction=reduction)
+        if zero_grad:
+            optimizer.zero_grad()
+        if step_first:
+            optimizer.step()
+            loss.backward()
+        else:
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item())
+    return losses[0] if report == "first" else losses[-1]
+
+
+def fit_without_zero_grad(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, zero_grad=False)
+
+
+def fit_sum_of_squares(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, reduction="sum")
+
+
+def fit_with_momentum(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, momentum=0.9)
+
+
+def fit_squeezed_prediction(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, squeeze=True)
+
+
+def fit_returning_first_loss(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, report="first")
+
+
+def fit_step_before_backward(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, step_first=True)
+
+
+def fit_on_a_copy(model, x, y, steps=500, lr=0.1):
+    return _fit(copy.deepcopy(model), x, y, steps, lr)
+
+
+def fit_fixed_lr(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, 0.01)
+
+
+MUTANTS = {
+    "Affine with plain tensors": ({"Affine": AffinePlainTensors},
+                                  {"check_affine_parameters", "check_affine_round_trips"}),
+    "Affine keeping its parameters in a list": ({"Affine": AffineParameterList},
+                                                {"check_affine_parameters", "check_affine_round_trips"}),
+    "Affine with scalar parameters": ({"Affine": AffineScalars}, {"check_affine_parameters"}),
+    "Affine with buffers": ({"Affine": AffineBuffers}, {"check_affine_parameters", "check_affine_gradients"}),
+    "Affine calling .item() in forward": ({"Affine": AffineItem}, {"check_affine_gradients"}),
+    "Affine computing b * x + a": ({"Affine": AffineSwapped}, {"check_affine_forward"}),
+    "Affine with float64 parameters": ({"Affine": AffineFloat64},
+                                       {"check_affine_parameters", "check_affine_forward"}),
+    "make_mlp with an activation after the last layer": (
+        {"make_mlp": mlp_activation_after_last}, {"check_make_mlp_structure", "check_make_mlp_forward"}),
+    "make_mlp ignoring activation": ({"make_mlp": mlp_always_relu},
+                                     {"check_make_mlp_structure", "check_make_mlp_forward"}),
+    "make_mlp with the activation class instead of an instance": (
+        {"make_mlp": mlp_activation_class_not_instance}, {"check_make_mlp_structure", "check_make_mlp_forward"}),
+    "make_mlp accepting fewer than two sizes": ({"make_mlp": mlp_no_validation},
+                                                {"check_make_mlp_rejects_short_sizes"}),
+    "make_mlp asserting instead of raising ValueError": ({"make_mlp": mlp_assert_instead_of_value_error},
+                                                         {"check_make_mlp_rejects_short_sizes"}),
+    "make_mlp without biases": ({"make_mlp": mlp_without_bias}, {"check_make_mlp_structure"}),
+    "fit without zero_grad": ({"fit": fit_without_zero_grad}, {"check_fit_matches_sgd"}),
+    "fit on the sum of squares": ({"fit": fit_sum_of_squares}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
+    "fit with momentum": ({"fit": fit_with_momentum}, {"check_fit_matches_sgd"}),
+    "fit with a squeezed prediction": ({"fit": fit_squeezed_prediction},
+                                       {"check_fit_matches_sgd", "check_fit_recovers_line"}),
+    "fit returning the first loss": ({"fit": fit_returning_first_loss}, {"check_fit_matches_sgd"}),
+    "fit stepping before backward": ({"fit": fit_step_before_backward}, {"check_fit_matches_sgd"}),
+    "fit training a copy": ({"fit": fit_on_a_copy}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
+    "fit ignoring lr": ({"fit": fit_fixed_lr}, {"check_fit_matches_sgd"}),
+}
