@@ -93,3 +93,14 @@ def test_plain_script_check_grades_a_file():
                           "release/stability/stability.ipynb", "--json"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1
     assert '"passed": false' in out.stdout and '"passed": true' not in out.stdout
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_test_cells_call_exactly_the_topics_checks(topic):
+    """Every graded check has a test cell and every test cell calls a graded check (what `check` and the
+    kit's tests run is what nbgrader grades)."""
+    from autograder.results import checks_of
+    nb = notebooks.read(ROOT / "source" / topic / f"{topic}.ipynb")
+    called = {name for c in nb["cells"] if notebooks.is_graded_test(c)
+              for name in re.findall(r"^(check_\w+)\(", notebooks.source_text(c), flags=re.M)}
+    assert called == {c.__name__ for c in checks_of(topic)}
