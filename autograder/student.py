@@ -130,10 +130,11 @@ def _describe_call(args, kwargs):
 
 
 def _student_frame(error):
-    frames = traceback.extract_tb(error.__traceback__)
+    """The student's own line where the error surfaced: not in the grader, not inside an installed library."""
     package = __file__.rsplit("/", 1)[0]
-    for frame in reversed(frames):
-        if not frame.filename.startswith(package) and frame.line:
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        library = "site-packages" in frame.filename or "dist-packages" in frame.filename
+        if not frame.filename.startswith(package) and not library and frame.line:
             return f" (at line {frame.lineno}: {frame.line})"
     return ""
 

@@ -96,3 +96,12 @@ def test_describe_is_short():
     assert text.startswith("tensor of shape [10, 10], torch.float32, on cpu, values [0, 1, 2")
     assert text.endswith("...]")
     assert len(describe("y" * 500)) <= 80
+
+
+def test_the_line_shown_is_the_students_not_the_librarys():
+    def misuse(x):
+        return torch.cat(x, dim=5)   # torch raises deep inside its own code
+
+    with pytest.raises(CheckFailure) as excinfo:
+        call_student("c", misuse, [torch.zeros(2)])
+    assert "return torch.cat(x, dim=5)" in str(excinfo.value)
