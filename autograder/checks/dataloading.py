@@ -19,7 +19,6 @@ from ..student import call_student
 from .dataloading_expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
 from .dataloading_resources import pass_and_files, peak_traced_bytes
-from . import dataloading_expect, dataloading_runs  # noqa: F401 - named in the tests
 from .dataloading_runs import describe_run, load_all
 
 # (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.

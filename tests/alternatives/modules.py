@@ -38,4 +38,4 @@ def fit(model, x, y, steps=500, lr=0.1):
         with torch.no_grad():
             for parameter in model.parameters():
                 parameter -= lr * parameter.grad
-    return float(loss)
+    return loss.item()

@@ -13,7 +13,7 @@ import pytest
 from torch.utils.data import IterableDataset, get_worker_info
 
 from autograder import settings as settings_module
-from autograder.checks import dataloading
+from autograder.checks import dataloading, dataloading_expect, dataloading_runs
 from autograder.results import checks_of, run_check
 from tests.alternatives import dataloading as alternative_module
 from tests.mutants import dataloading as mutants
@@ -125,7 +125,7 @@ def test_workers_of_a_failed_pass_are_reaped():
 
 def test_checks_run_with_spawn():
     with settings_module.override({"dataloading": {"start_method": "spawn"}}):
-        assert dataloading.dataloading_runs.start_method() == "spawn"
+        assert dataloading_runs.start_method() == "spawn"
         dataloading.check_tar_dataset_workers(alternative_module.TarImageDataset, grid=((3, (2,)),))
         with pytest.raises(AssertionError) as excinfo:
             dataloading.check_tar_dataset_workers(mutants.NaiveTarDataset, grid=((2, (2,)),))
@@ -170,9 +170,9 @@ def test_jpeg_from_another_decoder_is_accepted():
     sample = dataloading.synthetic.make_samples(1, formats=("jpg",))[0]
     nudged = sample.expected.astype(int)
     nudged[::2] += 2                                  # another IDCT: small differences everywhere
-    dataloading.dataloading_expect.expect_image("demo", nudged.clip(0, 255).astype("uint8"), sample, where="a test")
+    dataloading_expect.expect_image("demo", nudged.clip(0, 255).astype("uint8"), sample, where="a test")
     with pytest.raises(AssertionError):
-        dataloading.dataloading_expect.expect_image("demo", sample.expected[..., ::-1].copy(), sample, where="a test")
+        dataloading_expect.expect_image("demo", sample.expected[..., ::-1].copy(), sample, where="a test")
 
 
 def test_undecoded_images_get_a_message_not_an_internal_error():
