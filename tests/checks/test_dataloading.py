@@ -14,50 +14,15 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from autograder import settings as settings_module
 from autograder.checks import dataloading, dataloading_expect, dataloading_runs
-from autograder.results import checks_of, run_check
 from tests.alternatives import dataloading as alternative_module
 from tests.mutants import dataloading as mutants
-from tests.mutants.dataloading import MUTANTS
-from tests.proving import alternative, check_names, failing, reference, stub, with_replacements
+from tests.proving import failing_among, with_replacements
 
 TOPIC = "dataloading"
 
 
-def failing_among(namespace, names, **kwargs):
-    """``{check: message}`` for the checks named in ``names`` that fail (running only those)."""
-    results = [run_check(c, namespace, **kwargs) for c in checks_of(TOPIC) if c.__name__ in names]
-    return {r.check: r.message for r in results if not r.passed}
-
-
 def new_children():
     return {p.pid for p in multiprocessing.active_children()}
-
-
-@pytest.mark.quick
-def test_reference_gets_full_marks():
-    assert failing(TOPIC, reference(TOPIC)) == {}
-
-
-def test_reference_gets_full_marks_on_hidden_seed():
-    assert failing(TOPIC, reference(TOPIC), seed=1) == {}
-
-
-@pytest.mark.parametrize("seed", [0, 3])
-def test_second_correct_solution_gets_full_marks(seed):
-    assert failing(TOPIC, alternative(TOPIC), seed=seed) == {}
-
-
-def test_stub_fails_every_check():
-    failed = failing(TOPIC, stub(TOPIC))
-    assert set(failed) == check_names(TOPIC)
-    assert all("not implemented yet" in message for message in failed.values())
-
-
-@pytest.mark.parametrize("mistake", sorted(MUTANTS))
-def test_mistake_loses_its_check(mistake):
-    replacements, targets = MUTANTS[mistake]
-    failed = failing_among(with_replacements(TOPIC, replacements), targets)
-    assert set(failed) == targets, f"{mistake}: expected {targets} to fail, failed {set(failed)}"
 
 
 def test_each_configuration_gets_its_own_message():
@@ -161,7 +126,7 @@ def test_wrong_item_types_get_clear_messages():
             for _, image in super().__iter__():
                 yield image
 
-    failed = failing_among(with_replacements(TOPIC, {"TarImageDataset": YieldsImagesOnly}),
+    failed = failing_among(TOPIC, with_replacements(TOPIC, {"TarImageDataset": YieldsImagesOnly}),
                            {"check_tar_dataset_decoding"})
     assert "not a (name, image) pair" in failed["check_tar_dataset_decoding"]
 
@@ -181,7 +146,7 @@ def test_undecoded_images_get_a_message_not_an_internal_error():
             for name, _ in super().__iter__():
                 yield name, None
 
-    failed = failing_among(with_replacements(TOPIC, {"TarImageDataset": YieldsBytes}),
+    failed = failing_among(TOPIC, with_replacements(TOPIC, {"TarImageDataset": YieldsBytes}),
                            {"check_tar_dataset_workers", "check_tar_dataset_decoding"})
     assert "not an HxWx3 image" in failed["check_tar_dataset_workers"]
     assert "NoneType" in failed["check_tar_dataset_decoding"] and "internal error" not in str(failed)

@@ -1,0 +1,51 @@
+"""The proof every topic's checks owe, in one place, for every topic:
+
+the reference and a second, differently written correct solution get full marks (on the
+visible seed and another), the untouched stub fails every check with "not implemented yet",
+and each realistic mistake in ``tests/mutants/<topic>.py`` fails every check that targets it.
+Topic-specific tests (messages, edge cases, GPU-only mistakes) live in ``test_<topic>.py``.
+"""
+
+import importlib
+
+import pytest
+
+from autograder.course.build import topics
+from tests.proving import (ROOT, alternative, check_names, failing, failing_among, reference, stub,
+                           with_replacements)
+
+TOPICS = topics(ROOT)
+MUTANTS = [(topic, name) for topic in TOPICS
+           for name in sorted(importlib.import_module(f"tests.mutants.{topic}").MUTANTS)]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("topic", TOPICS)
+def test_reference_gets_full_marks(topic):
+    assert failing(topic, reference(topic)) == {}
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_reference_gets_full_marks_on_another_seed(topic):
+    assert failing(topic, reference(topic), seed=11) == {}
+
+
+@pytest.mark.parametrize("seed", [0, 12])
+@pytest.mark.parametrize("topic", TOPICS)
+def test_second_correct_solution_gets_full_marks(topic, seed):
+    assert failing(topic, alternative(topic), seed=seed) == {}
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_stub_fails_every_check(topic):
+    failed = failing(topic, stub(topic))
+    assert set(failed) == check_names(topic)
+    assert all("not implemented yet" in message for message in failed.values())
+
+
+@pytest.mark.parametrize("topic, mistake", MUTANTS, ids=[f"{t}: {m}" for t, m in MUTANTS])
+def test_mistake_loses_its_check(topic, mistake):
+    replacements, targets = importlib.import_module(f"tests.mutants.{topic}").MUTANTS[mistake]
+    assert targets and targets <= check_names(topic), f"{mistake}: unknown target checks {targets}"
+    failed = failing_among(topic, with_replacements(topic, replacements), targets)
+    assert set(failed) == targets, f"{mistake}: expected {targets} to fail, failed {set(failed)}"
