@@ -49,3 +49,9 @@ def test_output_flood_is_truncated_in_the_message():
     message = failing(TOPIC, with_replacements(TOPIC, {"softmax_cross_entropy": chatty}))["check_cross_entropy_forward"]
     assert "more characters of output dropped" in message
     assert len(message) < 10_000
+
+
+def test_result_on_another_device_gets_a_clear_message():
+    failed = failing(TOPIC, with_replacements(TOPIC, {"stable_softmax": lambda logits, dim=-1: logits.to("meta")}))
+    assert "is on meta, expected cpu" in failed["check_softmax_forward"]
+    assert "never hard-code" in failed["check_softmax_forward"]
