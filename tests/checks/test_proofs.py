@@ -9,14 +9,23 @@ Topic-specific tests (messages, edge cases, GPU-only mistakes) live in ``test_<t
 import importlib
 
 import pytest
+import torch
 
 from autograder.course.build import topics
 from tests.proving import (ROOT, alternative, check_names, failing, failing_among, reference, stub,
                            with_replacements)
 
 TOPICS = topics(ROOT)
-MUTANTS = [(topic, name) for topic in TOPICS
-           for name in sorted(importlib.import_module(f"tests.mutants.{topic}").MUTANTS)]
+
+
+def _mistakes(kind):
+    """``(topic, name)`` for every mistake in ``tests/mutants/<topic>.py``'s ``kind`` dict."""
+    return [(topic, name) for topic in TOPICS
+            for name in sorted(getattr(importlib.import_module(f"tests.mutants.{topic}"), kind, {}))]
+
+
+MUTANTS = _mistakes("MUTANTS")
+GPU_MUTANTS = _mistakes("GPU_MUTANTS")   # mistakes that only a machine with CUDA can catch
 
 
 @pytest.mark.quick
@@ -43,9 +52,20 @@ def test_stub_fails_every_check(topic):
     assert all("not implemented yet" in message for message in failed.values())
 
 
-@pytest.mark.parametrize("topic, mistake", MUTANTS, ids=[f"{t}: {m}" for t, m in MUTANTS])
-def test_mistake_loses_its_check(topic, mistake):
-    replacements, targets = importlib.import_module(f"tests.mutants.{topic}").MUTANTS[mistake]
+def _loses_its_check(topic, mistake, kind):
+    replacements, targets = getattr(importlib.import_module(f"tests.mutants.{topic}"), kind)[mistake]
     assert targets and targets <= check_names(topic), f"{mistake}: unknown target checks {targets}"
     failed = failing_among(topic, with_replacements(topic, replacements), targets)
     assert set(failed) == targets, f"{mistake}: expected {targets} to fail, failed {set(failed)}"
+
+
+@pytest.mark.parametrize("topic, mistake", MUTANTS, ids=[f"{t}: {m}" for t, m in MUTANTS])
+def test_mistake_loses_its_check(topic, mistake):
+    _loses_its_check(topic, mistake, "MUTANTS")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("topic, mistake", GPU_MUTANTS, ids=[f"{t}: {m}" for t, m in GPU_MUTANTS])
+def test_gpu_only_mistake_loses_its_check(topic, mistake):
+    _loses_its_check(topic, mistake, "GPU_MUTANTS")
