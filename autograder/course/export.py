@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from . import notebooks
-from .grading import expected_test_ids, load_report
+from .grading import expected_test_ids, load_report, points
 
 
 def failure_messages(course, student, assignment):
@@ -44,8 +44,8 @@ def export_csv(course, path, assignments):
             if record["assignment"] not in assignments:
                 continue
             grades = record.get("grades", {})
-            row = [record["student"], record["assignment"], record["status"],
-                   f"{sum(s for s, _ in grades.values()):g}", f"{sum(m for _, m in grades.values()):g}",
+            score, maximum = points(grades)
+            row = [record["student"], record["assignment"], record["status"], f"{score:g}", f"{maximum:g}",
                    "; ".join(record.get("problems", []))]
             row += [f"{grades[c][0]:g}" if c in grades else "" for c in dict.fromkeys(all_checks)]
             writer.writerow(row)

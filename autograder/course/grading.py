@@ -21,6 +21,11 @@ from . import notebooks
 from .build import nbgrader, topics
 
 
+def points(grades):
+    """``(score, max_score)`` summed over ``{grade_id: [score, max_score]}``."""
+    return sum(s for s, _ in grades.values()), sum(m for _, m in grades.values())
+
+
 @dataclass
 class SubmissionResult:
     student: str
@@ -32,11 +37,11 @@ class SubmissionResult:
 
     @property
     def score(self):
-        return sum(s for s, _ in self.grades.values())
+        return points(self.grades)[0]
 
     @property
     def max_score(self):
-        return sum(m for _, m in self.grades.values())
+        return points(self.grades)[1]
 
 
 def expected_test_ids(course, assignment):

@@ -1,14 +1,12 @@
 """The gradebook as people read it: a student x assignment table, then each check's points."""
 
-from .grading import expected_test_ids
+from .grading import expected_test_ids, points
 
 
 def _cell(record):
     if record is None:
         return "-"
-    grades = record.get("grades") or {}
-    score = sum(s for s, _ in grades.values())
-    maximum = sum(m for _, m in grades.values())
+    score, maximum = points(record.get("grades") or {})
     if record["status"] == "missing":
         return "not submitted"
     if record["status"] == "error":
@@ -30,8 +28,8 @@ def gradebook_text(course, assignments, students, report):
     rows = []
     for student in students:
         records = [report.get(f"{student}/{a}") for a in assignments]
-        total = sum(sum(s for s, _ in (r or {}).get("grades", {}).values()) for r in records)
-        possible = sum(sum(m for _, m in (r or {}).get("grades", {}).values()) for r in records)
+        totals = [points((r or {}).get("grades", {})) for r in records]
+        total, possible = sum(t for t, _ in totals), sum(p for _, p in totals)
         rows.append([student, *map(_cell, records), f"{total:g}/{possible:g}"])
     parts.append(_table(rows, ["student", *assignments, "total"]))
     problems = [f"  {key}: {p}" for key, record in sorted(report.items()) for p in record.get("problems", [])

@@ -13,7 +13,7 @@ from autograder.course import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course, topics
 from autograder.course.demo import STUDENTS, _fill, run_demo
 from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grading import grade_all, load_report, read_grades
+from autograder.course.grading import grade_all, load_report, points, read_grades
 from autograder.course.report import gradebook_text
 from autograder.settings import override
 from tests.proving import ROOT
@@ -30,8 +30,7 @@ def demo_course(tmp_path_factory):
 
 
 def _scores(record):
-    grades = record["grades"]
-    return sum(s for s, _ in grades.values()), sum(m for _, m in grades.values())
+    return points(record["grades"])
 
 
 @pytest.mark.parametrize("topic", TOPICS)
