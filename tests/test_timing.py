@@ -12,7 +12,6 @@ from autograder.settings import SpeedThreshold, settings
 from autograder.timing import (SpeedResult, count_host_syncs, expect_no_per_row_sync, expect_speedup,
                                measure_speedup, pinned_threads, sync_debug_mode)
 
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 FAST = {"speed": {"repeats": 3, "warmup": 1, "min_sample_s": 0.001, "retries": 2}}
 
 
@@ -121,7 +120,6 @@ def test_calibration_strings_are_filled_in():
 
 
 @pytest.mark.gpu
-@needs_cuda
 def test_per_row_syncs_are_counted_and_the_mode_restored():
     def item_per_row(x):
         return sum(float(x[i].sum()) for i in range(x.shape[0]))
@@ -138,7 +136,6 @@ def test_per_row_syncs_are_counted_and_the_mode_restored():
 
 
 @pytest.mark.gpu
-@needs_cuda
 def test_sync_debug_mode_is_restored_after_an_error():
     previous = torch.cuda.get_sync_debug_mode()
     with pytest.raises(RuntimeError):
@@ -148,7 +145,6 @@ def test_sync_debug_mode_is_restored_after_an_error():
 
 
 @pytest.mark.gpu
-@needs_cuda
 def test_cuda_ratio_is_measured_with_synchronisation():
     x = torch.randn(256, 256, device="cuda")
     with settings_module.override(FAST):

@@ -19,7 +19,6 @@ HIDDEN = {  # the options the notebook's hidden tests add
     "check_accumulation": {"accumulations": (2, 4)},
     "check_clipping": {"accumulate": 2},
 }
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
 @pytest.mark.parametrize("solution", [reference, alternative])
@@ -128,7 +127,6 @@ def test_float32_precision_is_pinned_and_restored_new_api():
 
 
 @pytest.mark.gpu
-@needs_cuda
 def test_speed_on_gpu_passes_the_reference_and_records_the_precision():
     result = amp.check_speed(reference(TOPIC)["train_amp"])
     assert result.device == "cuda" and result.passed
@@ -136,7 +134,6 @@ def test_speed_on_gpu_passes_the_reference_and_records_the_precision():
 
 
 @pytest.mark.gpu
-@needs_cuda
 def test_speed_on_gpu_fails_the_float32_loop():
     replacements, _ = MUTANTS["float32 loop (no autocast, no scaler)"]
     result = run_check(amp.check_speed, with_replacements(TOPIC, replacements))

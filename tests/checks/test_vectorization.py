@@ -12,7 +12,6 @@ from tests.mutants.vectorization import MUTANTS
 from tests.proving import failing, reference, with_replacements
 
 TOPIC = "vectorization"
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
 def test_scripted_loop_is_caught_without_a_clock():
@@ -81,7 +80,6 @@ def test_host_syncs_are_not_counted_on_the_cpu():
 
 
 @pytest.mark.gpu
-@needs_cuda
 def test_loop_synchronises_once_per_row_and_reference_does_not():
     tensor, indices = vectorization.speed_args("cuda")
     previous = torch.cuda.get_sync_debug_mode()
