@@ -1,26 +1,32 @@
 """nbgrader configuration: this directory is the course directory.
 
-Per-submission limits live in autograder's settings (see README); the values here
-are nbgrader's own and are read by every nbgrader command run from this directory.
+Every number here comes from autograder's settings (``autograder/settings.py``, overridden by
+the JSON file named in ``AUTOGRADER_SETTINGS``), so that plain ``nbgrader autograde`` and
+``python -m autograder grade`` grade with the same limits and the same gradebook.
 """
+
+import os
 
 from nbgrader.converters.autograde import Autograde
 
 from autograder.course.resilient import ResilientExecute
+from autograder.settings import settings
 
 c = get_config()  # noqa: F821 - provided by nbgrader
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 c.CourseDirectory.course_id = "effective-pytorch-lab"
-c.CourseDirectory.root = "."
-# The embedded SQLite gradebook in the course directory (nbgrader's default, spelled out).
-c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+c.CourseDirectory.root = HERE
+# The gradebook: SQLite in the course directory by default, PostgreSQL where several graders share one.
+c.CourseDirectory.db_url = settings.grading.gradebook_url(HERE)
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # A cell that runs longer than this is stopped and scored 0; the rest of the notebook still runs.
-c.Execute.timeout = 300
+c.Execute.timeout = int(settings.grading.cell_timeout_s)
 c.Execute.interrupt_on_timeout = True
 # nbgrader's default autograde pipeline, with an Execute that survives a dying kernel (a crash costs only the
-# checks after it, not the whole notebook).
+# checks after it, not the whole notebook) and marks the kernel as an official grade (hidden-test seed, GPU items).
 c.Autograde.autograde_preprocessors = [
     ResilientExecute if step.__name__ == "Execute" else step
     for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()

@@ -37,13 +37,19 @@ def expect_tensor(check, value, *, what, inputs=None):
                            + _context(inputs), hint="Return a tensor, not a Python number, list or NumPy array.")
 
 
-def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inputs=None):
-    """Type, shape, dtype and device of a result, each with its own message."""
+SHAPE_HINT = "Check `dim` and `keepdim` in your reductions."
+
+
+def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inputs=None, hint=None):
+    """Type, shape, dtype and device of a result, each with its own message.
+
+    ``hint`` is the caller's advice for a wrong shape (the default speaks of reductions).
+    """
     __tracebackhide__ = True
     expect_tensor(check, value, what=what, inputs=inputs)
     if shape is not None and tuple(value.shape) != tuple(shape):
         raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + _context(inputs),
-                           hint="Check `dim` and `keepdim` in your reductions.")
+                           hint=hint or SHAPE_HINT)
     if dtype is not None and value.dtype != dtype:
         raise CheckFailure(check, f"{what} has dtype {value.dtype}, expected {dtype}." + _context(inputs),
                            hint="Compute in the input's dtype, or cast the result back with `.to(x.dtype)`.")
@@ -70,7 +76,7 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     ``expected`` is usually a float64 reference; both are compared in float64.
     """
     __tracebackhide__ = True
-    expect_meta(check, actual, what=what, shape=expected.shape, inputs=inputs)
+    expect_meta(check, actual, what=what, shape=expected.shape, inputs=inputs, hint=hint)
     default_rtol, default_atol = tolerance(actual.dtype, table)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol

@@ -145,3 +145,24 @@ def expect_constant_op_count(check, fn, make_args, sizes, *, what=None, hint=Non
                            hint=hint or "Replace the Python loop with one batched operation.",
                            measurements={"op_counts": counts})
     return counts
+
+
+def expect_constant_work(check, fn, make_args, sizes, *, what, hint):
+    """The torch calls and the ATen kernels of ``fn(*make_args(size))`` must be as many for every size.
+
+    Calls are what the Python code asks for (``expect_constant_op_count``); kernels are
+    what runs, which also counts the loop inside a TorchScript function. No clock: the
+    same verdict on every machine. Returns ``(calls, kernels)``, each ``{size: count}``.
+    """
+    __tracebackhide__ = True
+    calls = expect_constant_op_count(check, fn, make_args, sizes, what=what, hint=hint)
+    kernels = {}
+    for size in sizes:
+        _, record = ops_of(check, fn, *make_args(size), what=what)
+        kernels[size] = len(record.kernels)
+    if len(set(kernels.values())) > 1:
+        shown = ", ".join(f"size {s}: {c}" for s, c in kernels.items())
+        raise CheckFailure(check, f"the number of ATen kernels {what} runs grows with the input size ({shown}); "
+                                  "a vectorized version runs the same kernels for any size.",
+                           hint=hint, measurements={"calls": calls, "kernels": kernels})
+    return calls, kernels

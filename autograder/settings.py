@@ -41,7 +41,6 @@ class SpeedSettings:
     repeats: int = 9               # timed samples of each function; the median counts
     min_sample_s: float = 0.002    # each sample runs the function often enough to last this long
     retries: int = 2               # extra measurements after a miss before failing
-    require_gpu: bool = False      # True: a CUDA-only speed check fails without a GPU instead of reporting it
     cpu_threads: int | None = 1    # torch threads while timing on the CPU (None: leave as is); see timing.py
     thresholds: dict = field(default_factory=lambda: {
         # The speed lessons' own issue calibrates these (see docs in autograder/checks/*).
@@ -73,8 +72,21 @@ class GradingSettings:
     """Limits for one submission (one student's notebook) in batch grading (`python -m autograder grade`)."""
 
     submission_timeout_s: float = 900.0  # whole autograde of one notebook; past it the kernel is killed
-    cell_timeout_s: int = 300            # one cell (nbgrader's Execute.timeout); past it the cell scores 0
+    cell_timeout_s: int = 300            # one cell (nbgrader's Execute.timeout, read by nbgrader_config.py too)
     memory_limit_gb: float = 8.0         # address-space limit of the grading process and its kernel (0: none)
+    # The gradebook: nbgrader's db_url. A relative sqlite path is taken in the course directory; PostgreSQL
+    # ("postgresql+psycopg://user@host/db") serves several graders. nbgrader_config.py reads it from here.
+    db_url: str = "sqlite:///gradebook.db"
+    # A GPU-only item (the AMP speed check) graded on a machine without a GPU: "pending" (0 points, listed by
+    # `python -m autograder pending` until a machine with a GPU grades it), "fail" (0 points), "waive" (full points).
+    gpu_items: str = "pending"
+
+    def gradebook_url(self, course):
+        """``db_url`` with a relative SQLite path taken in the course directory ``course``."""
+        prefix = "sqlite:///"
+        if self.db_url.startswith(prefix) and not self.db_url.startswith(prefix + "/"):
+            return prefix + os.path.join(os.path.abspath(course), self.db_url[len(prefix):])
+        return self.db_url
 
 
 @dataclass

@@ -6,12 +6,14 @@ so that one bad function costs one check and nothing more.
 """
 
 import contextlib
+import inspect
 import io
 import signal
 import threading
 import traceback
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from .errors import CheckFailure
 from .settings import settings
@@ -39,7 +41,7 @@ def _short(v):
     return f"{v:.4g}" if isinstance(v, float) else repr(v)
 
 
-class _BoundedText(io.TextIOBase):
+class BoundedText(io.TextIOBase):
     """A text stream that keeps the first ``limit`` characters and counts the rest."""
 
     def __init__(self, limit):
@@ -66,12 +68,12 @@ class _BoundedText(io.TextIOBase):
         return out
 
 
-class _Timeout(BaseException):
+class CallTimeout(BaseException):
     """Raised inside student code by the alarm; BaseException so `except Exception` can't swallow it."""
 
 
 @contextlib.contextmanager
-def _time_limit(seconds):
+def time_limit(seconds):
     use_alarm = (seconds and seconds > 0 and hasattr(signal, "setitimer")
                  and threading.current_thread() is threading.main_thread())
     if not use_alarm:
@@ -79,7 +81,7 @@ def _time_limit(seconds):
         return
 
     def on_alarm(signum, frame):
-        raise _Timeout()
+        raise CallTimeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -100,13 +102,16 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     if timeout is None:
         timeout = settings.call_timeout_s
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
-    sink = _BoundedText(settings.max_output_chars)
+    sink = BoundedText(settings.max_output_chars)
+    before = snapshot_inputs(fn, args, kwargs)
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(timeout):
-            return fn(*args, **kwargs)
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(timeout):
+            result = fn(*args, **kwargs)
+        expect_inputs_unchanged(check, name, before)
+        return result
     except CheckFailure:
         raise
-    except _Timeout:
+    except CallTimeout:
         inputs = _describe_call(args, kwargs)
         raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s.",
                            hint="Look for an infinite loop, or work that grows much faster than the input.") from None
@@ -121,6 +126,75 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         if printed:
             message += f"\nIt printed:\n{printed}"
         raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.") from None
+
+
+def _argument_names(fn, args, kwargs):
+    """``[(name, value)]``: each argument under its parameter's name in ``fn`` where it can be bound."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        names = [(f"`{k}`", v) for k, v in bound.arguments.items()]
+        if sum(1 for _ in names) == len(args) + len(kwargs):
+            return names
+    except (TypeError, ValueError):
+        pass
+    return [(f"argument {i + 1}", a) for i, a in enumerate(args)] + [(f"`{k}`", v) for k, v in kwargs.items()]
+
+
+def _tensor_arguments(fn, args, kwargs):
+    """``(label, tensor)`` for every tensor passed directly, or inside a list, tuple or dict argument."""
+    named = _argument_names(fn, args, kwargs)
+    for label, value in named:
+        if isinstance(value, torch.Tensor):
+            yield label, value
+        elif isinstance(value, (list, tuple)):
+            yield from ((f"{label}[{i}]", v) for i, v in enumerate(value) if isinstance(v, torch.Tensor))
+        elif isinstance(value, dict):
+            yield from ((f"{label}[{k!r}]", v) for k, v in value.items() if isinstance(v, torch.Tensor))
+
+
+@contextlib.contextmanager
+def _unrecorded():
+    """No torch function or dispatch mode sees what runs here: the grader's bookkeeping is not the student's op."""
+    with _disable_current_modes(), torch._C.DisableTorchFunction():
+        yield
+
+
+def snapshot_inputs(fn, args, kwargs):
+    """What the caller's tensors are before a call: ``(label, tensor, version, shape, dtype, copy)``."""
+    with _unrecorded():
+        return [(label, t, _version(t), tuple(t.shape), t.dtype, t.detach().clone())
+                for label, t in _tensor_arguments(fn, args, kwargs)]
+
+
+def _version(tensor):
+    try:
+        return tensor._version
+    except RuntimeError:   # inference tensors have no version counter
+        return None
+
+
+def expect_inputs_unchanged(check, name, before):
+    """The tensors a student function was given are the caller's: same values, shape and dtype, not written to."""
+    __tracebackhide__ = True
+    for label, tensor, version, shape, dtype, copy in before:
+        with _unrecorded():
+            changed = _what_changed(tensor, version, shape, dtype, copy)
+        if changed:
+            raise CheckFailure(check, f"{name} changed its input ({label}, a tensor of shape {list(shape)}): "
+                                      f"{changed}. The caller's tensors must stay as they were.",
+                               hint="Work on new tensors: `x = x - m` instead of `x -= m`, `x.clone()` before an "
+                                    "in-place operation, no `out=` into an input.")
+
+
+def _what_changed(tensor, version, shape, dtype, copy):
+    """Why ``tensor`` is no longer what was snapshotted, or ``None``."""
+    if tuple(tensor.shape) != shape or tensor.dtype != dtype:
+        return f"its shape or dtype changed (from {list(shape)}, {dtype} to {list(tensor.shape)}, {tensor.dtype})"
+    now = tensor.detach()
+    if _version(tensor) != version or not torch.equal(now.isnan(), copy.isnan()) or not torch.equal(
+            now.nan_to_num(), copy.nan_to_num()):
+        return "it was modified in place"
+    return None
 
 
 def _describe_call(args, kwargs):
@@ -147,11 +221,11 @@ def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwarg
     __tracebackhide__ = True
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
     inputs = _describe_call(args, kwargs)
-    sink = _BoundedText(settings.max_output_chars)
+    sink = BoundedText(settings.max_output_chars)
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(settings.call_timeout_s):
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(settings.call_timeout_s):
             result = fn(*args, **kwargs)
-    except _Timeout:
+    except CallTimeout:
         raise CheckFailure(check, f"{name}({inputs}) did not return within {settings.call_timeout_s:g} s.") from None
     except NotImplementedError:
         raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).") from None

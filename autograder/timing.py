@@ -28,7 +28,8 @@ import torch
 
 from .errors import CheckFailure
 from .settings import settings
-from .student import _BoundedText, _time_limit, _Timeout, call_student
+from .spec import gpu_unavailable
+from .student import BoundedText, CallTimeout, call_student, time_limit
 
 
 @dataclass
@@ -51,6 +52,12 @@ class SpeedResult:
     @property
     def passed(self):
         return self.threshold is not None and bool(self.ratios) and self.ratio >= self.threshold
+
+    def __repr__(self):   # what a notebook shows under a speed test cell
+        if self.threshold is None:
+            return f"SpeedResult({self.name} on {self.device}: not graded here)"
+        return (f"SpeedResult({self.name} on {self.device}: {self.ratio:.1f}x the baseline, "
+                f"{self.threshold:g}x required)")
 
     def as_dict(self):
         data = asdict(self)
@@ -135,8 +142,8 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     """``candidate`` must run at least ``settings.speed.thresholds[name]`` times faster than ``baseline``.
 
     Returns the :class:`SpeedResult`. On a device where the threshold is ``None``
-    (speed not graded there) it returns a result with a note, or fails when the
-    instructor set ``speed.require_gpu``.
+    (speed not graded there) it returns a result with a note for a student; in an
+    official grade the item is pending, failed or waived (``settings.grading.gpu_items``).
     """
     __tracebackhide__ = True
     device = torch.device(device) if device is not None else device_of(args)
@@ -146,15 +153,13 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     if result.threshold is None:
         result.note = (f"the speed of {what or name} is graded on CUDA only, and this machine has no GPU; "
                        "run this notebook on a machine with an NVIDIA GPU to measure it.")
-        if settings.speed.require_gpu:
-            raise CheckFailure(check, result.note + " (The instructor requires a GPU for this check.)")
-        print(f"[{check}] note: {result.note}")
+        gpu_unavailable(check, result.note)   # pending, failed or waived in an official grade (settings.grading)
         return result
     call_student(check, candidate, *args, what=what)   # errors get the student-facing message
-    sink = _BoundedText(settings.max_output_chars)
+    sink = BoundedText(settings.max_output_chars)
     budget = settings.call_timeout_s * (1 + settings.speed.retries)
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _time_limit(budget):
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(budget):
             result.threads = _threads_for(device)
             for _ in range(1 + settings.speed.retries):
                 ratio, result.candidate_s, result.baseline_s = measure_speedup(candidate, baseline, args,
@@ -162,7 +167,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
                 result.ratios.append(ratio)
                 if result.passed:
                     break
-    except _Timeout:
+    except CallTimeout:
         raise CheckFailure(check, f"timing {what or name} took longer than {budget:g} s.") from None
     except Exception as error:  # noqa: BLE001
         raise CheckFailure(check, f"{what or name} raised {type(error).__name__} while being timed: {error}") from None

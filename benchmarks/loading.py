@@ -27,7 +27,7 @@ from torch.utils.data import DataLoader
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import synthetic  # noqa: E402
+from autograder.checks.dataloading import synthetic  # noqa: E402
 from tests.proving import reference  # noqa: E402
 
 

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import torch
 
+from autograder.checks import items_of
 from autograder.course import notebooks
-from autograder.results import checks_of, run_check, run_checks
-from autograder.selfcheck import exec_source
+from autograder.course.selfcheck import exec_source
+from autograder.results import FAILED, grade_item, grade_items
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,18 +42,24 @@ def with_replacements(topic, replacements):
     return namespace
 
 
-def failing(topic, namespace, **kwargs):
-    """``{check name: message}`` for every check of ``topic`` that fails on ``namespace``."""
+def failing(topic, namespace, seed=0, **overrides):
+    """``{check name: message}`` for every item of ``topic`` that fails on ``namespace``, every variant run
+    (the hidden ones with the grading-run seed ``seed``), exactly as grading does."""
     torch.manual_seed(0)
-    return {r.check: r.message for r in run_checks(topic, namespace, **kwargs) if not r.passed}
+    return {r.check: r.message for r in grade_items(topic, namespace, seed=seed, **overrides) if r.status == FAILED}
 
 
-def failing_among(topic, namespace, names, **kwargs):
-    """Like :func:`failing`, running only the checks named in ``names``."""
+def failing_among(topic, namespace, names, seed=0):
+    """Like :func:`failing`, grading only the items whose checks are named in ``names``."""
     torch.manual_seed(0)
-    results = [run_check(c, namespace, **kwargs) for c in checks_of(topic) if c.__name__ in names]
-    return {r.check: r.message for r in results if not r.passed}
+    results = [grade_item(item, namespace, seed=seed) for item in items_of(topic) if item.name in names]
+    return {r.check: r.message for r in results if r.status == FAILED}
+
+
+def run_check(check, namespace, **kwargs):
+    """One call of a declared check (its visible variant, with ``kwargs``) as an ItemResult."""
+    return grade_item(check.item, namespace, hidden=False, **kwargs)
 
 
 def check_names(topic):
-    return {c.__name__ for c in checks_of(topic)}
+    return {item.name for item in items_of(topic)}

@@ -29,11 +29,11 @@ def test_unknown_setting_is_an_error():
 
 def test_json_file_from_environment(tmp_path):
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"grading": {"memory_limit_gb": 2}, "speed": {"require_gpu": True}}))
-    code = "from autograder.settings import settings as s; print(s.grading.memory_limit_gb, s.speed.require_gpu)"
+    path.write_text(json.dumps({"grading": {"memory_limit_gb": 2, "gpu_items": "fail"}}))
+    code = "from autograder.settings import settings as s; print(s.grading.memory_limit_gb, s.grading.gpu_items)"
     out = subprocess.run([sys.executable, "-c", code], env={"AUTOGRADER_SETTINGS": str(path), "PATH": ""},
                          capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["2", "True"]
+    assert out.split() == ["2", "fail"]
 
 
 def test_every_speed_threshold_carries_its_calibration():

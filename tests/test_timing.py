@@ -8,6 +8,7 @@ import torch
 
 from autograder import settings as settings_module
 from autograder.errors import CheckFailure
+from autograder.spec import PendingGPU
 from autograder.settings import SpeedThreshold, settings
 from autograder.timing import (SpeedResult, count_host_syncs, expect_no_per_row_sync, expect_speedup,
                                measure_speedup, pinned_threads, sync_debug_mode)
@@ -100,11 +101,19 @@ def test_device_without_threshold_gets_a_note(capsys):
     assert "graded on CUDA only" in capsys.readouterr().out
 
 
-def test_instructor_can_require_a_gpu():
-    with with_threshold(cpu=None, cuda=2.0), settings_module.override({"speed": {"require_gpu": True}}):
+def test_instructor_can_require_a_gpu(monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_GRADING", "1")
+    with with_threshold(cpu=None, cuda=2.0), settings_module.override({"grading": {"gpu_items": "fail"}}):
         with pytest.raises(CheckFailure) as excinfo:
             expect_speedup("check_t", "timer_test", sleeper(0), sleeper(0), (torch.zeros(1),))
     assert "requires a GPU" in excinfo.value.detail
+
+
+def test_gpu_item_is_pending_in_an_official_grade(monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_GRADING", "1")
+    with with_threshold(cpu=None, cuda=2.0), pytest.raises(PendingGPU) as excinfo:
+        expect_speedup("check_t", "timer_test", sleeper(0), sleeper(0), (torch.zeros(1),))
+    assert excinfo.value.detail.startswith("pending: needs a GPU")
 
 
 def test_host_syncs_are_not_counted_off_cuda():

@@ -6,6 +6,7 @@ builds into a temporary directory and fails when the committed files differ.
 
 import contextlib
 import filecmp
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,7 @@ from . import notebooks
 
 def topics(course):
     """The assignments that exist in ``source/``, in the order students see them."""
-    from ..results import TOPICS
+    from ..checks import TOPICS
     present = {p.name for p in (Path(course) / "source").iterdir()
                if (p / f"{p.name}.ipynb").exists()}
     return [t for t in TOPICS if t in present] + sorted(present - set(TOPICS))
@@ -94,7 +95,67 @@ def generate_assignments(course, names):
             yield name
 
 
-def build_into(course, out, only=None):
+def _call(item, extra="", args=None):
+    targets = ", ".join(item.targets)
+    options = "".join(f", {k}={v!r}" for k, v in (args or {}).items())
+    return f"{item.name}({targets}{extra}{options})"
+
+
+def item_cell_source(item):
+    """The text of an item's test cell, written from the spec: the visible call, then each hidden variant."""
+    lines = [f"from autograder.checks.{item.topic} import {item.name}", _call(item, args=item.visible)]
+    if item.hidden:
+        lines += [notebooks.BEGIN_HIDDEN, "from autograder.spec import hidden_seed"]
+        lines += [_call(item, f', seed=hidden_seed("{item.topic}.{item.id}", {k})', extra)
+                  for k, extra in enumerate(item.hidden, 1)]
+        lines.append(notebooks.END_HIDDEN)
+    return "\n".join(lines) + "\n"
+
+
+def apply_spec(nb, topic):
+    """``nb`` with every graded test cell's text and points written from the topic's spec.
+
+    The author places the cells (one per item, grade id ``test_<item>``); the spec says what they run.
+    Raises ``ValueError`` naming the cells that are missing or not in the spec.
+    """
+    from ..checks import items_of
+
+    items = {item.cell_id: item for item in items_of(topic)}
+    present = notebooks.graded_test_ids(nb)
+    missing, extra = [i for i in items if i not in present], [i for i in present if i not in items]
+    if missing or extra:
+        raise ValueError(f"source/{topic}/{topic}.ipynb: " + "; ".join(
+            part for part in (f"no test cell for {', '.join(missing)} (add a test cell with that grade id)"
+                              if missing else "",
+                              f"test cells {', '.join(extra)} are not in the spec (declare them with @graded "
+                              f"in autograder/checks/{topic}/)" if extra else "") if part))
+    for cell in nb["cells"]:
+        if notebooks.is_graded_test(cell):
+            item = items[notebooks.grade_id(cell)]
+            cell["source"] = notebooks.lines(item_cell_source(item))
+            cell["metadata"]["nbgrader"]["points"] = int(item.points) if item.points.is_integer() else item.points
+    return nb
+
+
+def write_spec_into_source(course, names, check=False):
+    """Write (or, with ``check``, compare) the test cells of ``source/<topic>/<topic>.ipynb`` from the spec.
+
+    Returns the notebooks whose test cells differ from the spec.
+    """
+    stale = []
+    for topic in names:
+        path = Path(course) / "source" / topic / f"{topic}.ipynb"
+        nb = notebooks.read(path)
+        before = json.dumps(nb, sort_keys=True)
+        apply_spec(nb, topic)
+        if json.dumps(nb, sort_keys=True) != before:
+            stale.append(f"source/{topic}/{topic}.ipynb: test cells differ from the spec")
+            if not check:
+                notebooks.write(nb, path)
+    return stale
+
+
+def build_into(course, out, only=None, quiet=False):
     """Write ``out/release/<topic>/`` and ``out/solutions/<topic>.py`` for every topic (or those in ``only``)."""
     course, out = Path(course), Path(out)
     with tempfile.TemporaryDirectory(prefix="epl-build-") as tmp:
@@ -108,15 +169,18 @@ def build_into(course, out, only=None):
             nb = notebooks.read(course / "source" / topic / f"{topic}.ipynb")
             (out / "solutions").mkdir(parents=True, exist_ok=True)
             (out / "solutions" / f"{topic}.py").write_text(notebooks.solutions_module(nb, topic), encoding="utf-8")
-            print(f"built {topic}: release/{topic}/, solutions/{topic}.py", flush=True)
+            if not quiet:
+                print(f"built {topic}: release/{topic}/, solutions/{topic}.py", flush=True)
 
 
 def differences(course):
-    """Paths under release/ and solutions/ that differ from what source/ builds (empty when up to date)."""
+    """Paths under source/ (test cells), release/ and solutions/ that differ from what the spec and source/
+    build (empty when up to date)."""
     course = Path(course)
     with tempfile.TemporaryDirectory(prefix="epl-check-") as tmp:
-        build_into(course, tmp)
-        fresh, found = Path(tmp), []
+        found = write_spec_into_source(course, topics(course), check=True)
+        build_into(course, tmp, quiet=True)
+        fresh = Path(tmp)
         for kind in ("release", "solutions"):
             committed = {p.relative_to(course / kind) for p in (course / kind).rglob("*")
                          if p.is_file() and "__pycache__" not in p.parts} if (course / kind).exists() else set()
@@ -137,9 +201,14 @@ def main(course=".", check=False, only=None):
         for line in found:
             print(line)
         if found:
-            print("release/ or solutions/ is out of date: run `python -m autograder build` and commit.")
+            print("source/ test cells, release/ or solutions/ are out of date: run `python -m autograder build` "
+                  "and commit.")
             return 1
-        print("release/ and solutions/ match source/.")
+        print(f"checked {len(topics(course))} assignments: the test cells match the spec, and release/ and "
+              "solutions/ match source/.")
         return 0
+    names = [t for t in topics(course) if not only or t in only]
+    for line in write_spec_into_source(course, names):
+        print(line.replace("differ from the spec", "rewritten from the spec"))
     build_into(course, course, only=only)
     return 0

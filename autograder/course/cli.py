@@ -19,16 +19,26 @@ def main(argv=None):
     p = sub.add_parser("grade", help="autograde every submission under submitted/ with limits and progress")
     p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
     p.add_argument("--student", action="append", help="only this student (repeatable)")
+    p.add_argument("--seed", type=int, help="the hidden variants' seed (default: a new one, recorded in the report)")
+    p.add_argument("--pending", action="store_true",
+                   help="only the submissions with items waiting for a GPU (run it on a machine with one)")
 
     p = sub.add_parser("export", help="export grades as CSV and/or Gradescope results.json files")
     p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
-    p.add_argument("--csv", metavar="FILE", help="one row per student and assignment, one column per check")
+    p.add_argument("--csv", metavar="FILE", help="one table per assignment (FILE-<assignment>.csv; FILE itself for "
+                                                  "one assignment): a row per student, a column per graded item")
+    p.add_argument("--wide", action="store_true", help="with --csv: one table, a row per student, a column per "
+                                                       "assignment and the total")
     p.add_argument("--gradescope", metavar="DIR", help="write DIR/<student>/<assignment>/results.json")
 
-    p = sub.add_parser("check", help="grade a .py or .ipynb file against a topic's checks, without nbgrader")
-    p.add_argument("topic", help="the assignment whose checks to run, e.g. stability")
+    p = sub.add_parser("check", help="grade a .py or .ipynb file against a topic's items (visible and hidden), "
+                                     "without nbgrader")
+    p.add_argument("topic", help="the assignment whose items to grade, e.g. stability")
     p.add_argument("path", help="a Python module or a notebook defining the exercise's names")
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--json", action="store_true", help="print nothing but the results as JSON")
+    p.add_argument("--seed", type=int, help="the hidden variants' seed (default: a new one, printed)")
+
+    sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
     args = parser.parse_args(argv)
     if args.command == "build":
@@ -43,7 +53,7 @@ def main(argv=None):
         from .grading import grade_all, load_report
         from .report import print_gradebook
         assignments = args.assignments or topics(args.course)
-        results = grade_all(args.course, assignments, args.student)
+        results = grade_all(args.course, assignments, args.student, seed=args.seed, only_pending=args.pending)
         students = sorted({r.student for r in results})
         print_gradebook(args.course, assignments, students, load_report(args.course))
         return 0
@@ -54,11 +64,16 @@ def main(argv=None):
         if not (args.csv or args.gradescope):
             parser.error("export needs --csv FILE and/or --gradescope DIR")
         if args.csv:
-            print(f"wrote {export_csv(args.course, args.csv, assignments)}")
+            for path in export_csv(args.course, args.csv, assignments, wide=args.wide):
+                print(f"wrote {path}")
         if args.gradescope:
             print(f"wrote {len(export_gradescope(args.course, args.gradescope, assignments))} results.json files")
         return 0
     if args.command == "check":
-        from ..selfcheck import main as selfcheck
-        return selfcheck(args.topic, args.path, as_json=args.json)
+        from .selfcheck import main as selfcheck
+        return selfcheck(args.topic, args.path, as_json=args.json, seed=args.seed)
+    if args.command == "pending":
+        from .report import pending_text
+        print(pending_text(args.course))
+        return 0
     return 2

@@ -4,13 +4,13 @@ Runs on a fresh temporary copy of the course, so the repository is never touched
 
 * ``reference`` submits the reference solutions (full marks),
 * ``untouched`` submits the release notebooks as they are (zero),
-* ``buggy`` submits plausible mistakes (``tests/demo_submissions/<topic>.py``),
+* ``buggy`` submits plausible mistakes (``autograder/course/demo_submissions/<topic>.py``),
 * ``mangled`` submits one notebook that is not valid JSON and one whose graded cells were deleted,
   to show that broken submissions are reported by name and grading goes on.
 """
 
 import copy
-import importlib.util
+import importlib
 import shutil
 import tempfile
 import time
@@ -24,13 +24,12 @@ from .report import print_gradebook
 STUDENTS = ("reference", "untouched", "buggy", "mangled")
 
 
-def _buggy_cells(course, topic):
-    path = Path(course) / "tests" / "demo_submissions" / f"{topic}.py"
-    if not path.exists():
+def buggy_cells(topic):
+    """``{grade_id: cell text}``: the demo's plausible mistakes for ``topic`` (shipped with the package)."""
+    try:
+        module = importlib.import_module(f"{__package__}.demo_submissions.{topic}")
+    except ModuleNotFoundError:
         return {}
-    spec = importlib.util.spec_from_file_location(f"demo_submissions_{topic}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     return dict(module.CELLS)
 
 
@@ -50,7 +49,7 @@ def write_submissions(course, work, names):
         answers = {
             "reference": reference,
             "untouched": {},
-            "buggy": {**reference, **_buggy_cells(course, topic)},
+            "buggy": {**reference, **buggy_cells(topic)},
         }
         for student, filled in answers.items():
             target = work / "submitted" / student / topic

@@ -1,78 +1,106 @@
-"""Export grades: a CSV with one row per student and assignment and a column per check, and
-Gradescope's ``results.json`` (one per student and assignment).
+"""Export grades: CSV (one table per assignment, or one wide table), and Gradescope's ``results.json``.
 
-Scores come from the grading report (which mirrors nbgrader's gradebook and adds
-the problems found); the failure message of each check comes from the autograded
-notebook's error output, so a student sees what to fix.
+Scores, pending GPU items and each check's message come from the grading report (which
+mirrors nbgrader's gradebook and adds what nbgrader does not keep); item names and
+points come from the grading spec, so a missing submission shows its full maximum.
 """
 
 import csv
 import json
 from pathlib import Path
 
-from . import notebooks
-from .grading import expected_test_ids, load_report, points
+from ..checks import items_of, max_points
+from .grading import load_report, points
+
+STATUS_COLUMNS = ["student", "status", "score", "max_score", "pending", "problems"]
 
 
-def failure_messages(course, student, assignment):
-    """``{grade_id: error text}`` from ``autograded/<student>/<assignment>/<assignment>.ipynb``."""
-    path = Path(course) / "autograded" / student / assignment / f"{assignment}.ipynb"
-    try:
-        nb = notebooks.read(path)
-    except notebooks.NotebookError:
-        return {}
-    found = {}
-    for cell in nb["cells"]:
-        if not notebooks.is_graded_test(cell):
-            continue
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                found[notebooks.grade_id(cell)] = f"{output.get('ename')}: {output.get('evalue')}"
-    return found
+def _records(report, assignment):
+    return [report[key] for key in sorted(report) if report[key]["assignment"] == assignment]
 
 
-def export_csv(course, path, assignments):
-    report = load_report(course)
-    columns = ["student", "assignment", "status", "score", "max_score", "problems"]
-    checks = {a: expected_test_ids(course, a) for a in assignments}
-    all_checks = [c for a in assignments for c in checks[a] if c not in columns]
+def _item_cell(record, item):
+    if item.id in record.get("pending", []):
+        return "pending"
+    grades = record.get("grades", {})
+    return f"{grades[item.id][0]:g}" if item.id in grades else ""
+
+
+def export_assignment_csv(course, path, assignment):
+    """One row per student, a column per graded item (``pending`` where an item waits for a GPU)."""
+    items = items_of(assignment)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(columns + list(dict.fromkeys(all_checks)))
-        for key in sorted(report):
-            record = report[key]
-            if record["assignment"] not in assignments:
-                continue
-            grades = record.get("grades", {})
-            score, maximum = points(grades)
-            row = [record["student"], record["assignment"], record["status"], f"{score:g}", f"{maximum:g}",
-                   "; ".join(record.get("problems", []))]
-            row += [f"{grades[c][0]:g}" if c in grades else "" for c in dict.fromkeys(all_checks)]
-            writer.writerow(row)
-    return path
+        writer.writerow(STATUS_COLUMNS + [item.id for item in items])
+        for record in _records(load_report(course), assignment):
+            score, _ = points(record.get("grades", {}))
+            problems = record.get("problems", []) if record["status"] != "missing" else []
+            writer.writerow([record["student"], record["status"], f"{score:g}", f"{max_points(assignment):g}",
+                             " ".join(record.get("pending", [])), "; ".join(problems)]
+                            + [_item_cell(record, item) for item in items])
+    return Path(path)
+
+
+def export_wide_csv(course, path, assignments):
+    """One row per student: each assignment's score (``pending`` noted), and the total out of the course maximum."""
+    report = load_report(course)
+    students = sorted({record["student"] for record in report.values()})
+    possible = sum(max_points(a) for a in assignments)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", *assignments, "total", "max_score", "pending"])
+        for student in students:
+            records = [report.get(f"{student}/{a}", {}) for a in assignments]
+            scores = [points(r.get("grades", {}))[0] for r in records]
+            waiting = [f"{a}:{i}" for a, r in zip(assignments, records) for i in r.get("pending", [])]
+            writer.writerow([student, *(f"{s:g}" for s in scores), f"{sum(scores):g}", f"{possible:g}",
+                             " ".join(waiting)])
+    return Path(path)
+
+
+def export_csv(course, path, assignments, wide=False):
+    """CSV files: ``path`` itself for one assignment or ``wide``, else ``<stem>-<assignment>.csv`` for each."""
+    path = Path(path)
+    if wide:
+        return [export_wide_csv(course, path, assignments)]
+    if len(assignments) == 1:
+        return [export_assignment_csv(course, path, assignments[0])]
+    return [export_assignment_csv(course, path.with_name(f"{path.stem}-{a}{path.suffix or '.csv'}"), a)
+            for a in assignments]
 
 
 def gradescope_results(course, student, assignment):
     """Gradescope's autograder ``results.json`` for one submission, as a dict."""
     record = load_report(course).get(f"{student}/{assignment}", {})
-    grades = record.get("grades", {})
-    messages = failure_messages(course, student, assignment)
+    grades, messages = record.get("grades", {}), record.get("messages", {})
     tests = []
-    for grade_id in expected_test_ids(course, assignment):
-        score, maximum = grades.get(grade_id, [0.0, 0.0])
-        entry = {"name": grade_id, "score": score, "max_score": maximum,
-                 "status": "passed" if maximum and score >= maximum else "failed"}
-        if grade_id in messages:
-            entry["output"] = messages[grade_id]
+    for item in items_of(assignment):
+        score, maximum = grades.get(item.id, [0.0, item.points])
+        if item.id in record.get("pending", []):
+            status = "pending"
+        else:
+            status = "passed" if maximum and score >= maximum else "failed"
+        entry = {"name": item.id, "score": score, "max_score": maximum,
+                 "status": "failed" if status == "pending" else status}
+        if status == "pending":
+            entry["output"] = messages.get(item.id, "pending: needs a GPU")
+            entry["tags"] = ["pending: needs a GPU"]
+        elif item.id in messages:
+            entry["output"] = messages[item.id]
+        elif record.get("status") == "missing":
+            entry["output"] = "not submitted"
         tests.append(entry)
     result = {"score": sum(t["score"] for t in tests), "tests": tests, "visibility": "visible"}
-    if record.get("problems"):
-        result["output"] = "\n".join(record["problems"])
+    notes = list(record.get("problems", []))
+    if record.get("pending"):
+        notes.append(f"pending: {', '.join(record['pending'])} need(s) a GPU and score 0 until graded on one")
+    if notes:
+        result["output"] = "\n".join(notes)
     return result
 
 
 def export_gradescope(course, out_dir, assignments):
-    """Write ``out_dir/<student>/<assignment>/results.json`` for every graded submission."""
+    """Write ``out_dir/<student>/<assignment>/results.json`` for every recorded submission."""
     written = []
     for key in sorted(load_report(course)):
         student, assignment = key.split("/")

@@ -4,26 +4,36 @@ Each submission (one student's notebook for one assignment) is checked before
 nbgrader sees it (readable JSON, graded cells present) and then autograded by
 the real ``nbgrader autograde`` in its own process with a wall-clock timeout and
 an address-space limit, so that a hanging or memory-hungry submission costs its
-own points and nothing else. Problems are recorded next to the scores in
-``grading-report.json`` in the course directory.
+own points and nothing else. Every record (scores per graded item, pending GPU
+items, the check messages, the problems found, the hidden-test seed) is written to
+``grading-report.json`` in the course directory, atomically.
 """
 
 import json
+import os
 import re
 import resource
 import subprocess
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..checks import items_of
 from ..settings import settings
+from ..spec import SEED_ENV, new_run_seed
 from . import notebooks
-from .build import nbgrader, topics
+from .build import generate_assignments, nbgrader, topics
 
 
 def points(grades):
-    """``(score, max_score)`` summed over ``{grade_id: [score, max_score]}``."""
+    """``(score, max_score)`` summed over ``{item: [score, max_score]}``."""
     return sum(s for s, _ in grades.values()), sum(m for _, m in grades.values())
+
+
+def zero_grades(assignment):
+    """``{item: [0, points]}`` for every graded item of ``assignment``: what a missing or failed submission gets."""
+    return {item.id: [0.0, item.points] for item in items_of(assignment)}
 
 
 @dataclass
@@ -32,7 +42,10 @@ class SubmissionResult:
     assignment: str
     status: str = "graded"      # "graded", "error" (nbgrader could not grade it) or "missing"
     problems: list = field(default_factory=list)   # what was wrong with the submission, for people
-    grades: dict = field(default_factory=dict)     # {test cell grade_id: [score, max_score]}
+    grades: dict = field(default_factory=dict)     # {item id: [score, max_score]}
+    pending: list = field(default_factory=list)    # item ids waiting for a machine with a GPU (0 points until then)
+    messages: dict = field(default_factory=dict)   # {item id: the check's message} for each item that did not pass
+    seed: int | None = None     # the hidden variants' seed of the grading run (AUTOGRADER_GRADING_SEED reproduces it)
     seconds: float = 0.0
 
     @property
@@ -49,9 +62,13 @@ def expected_test_ids(course, assignment):
     return notebooks.graded_test_ids(nb)
 
 
+def submission_path(course, student, assignment):
+    return Path(course) / "submitted" / student / assignment / f"{assignment}.ipynb"
+
+
 def inspect_submission(course, student, assignment):
     """Problems nbgrader would hide or choke on: missing file, invalid JSON, deleted graded cells."""
-    path = Path(course) / "submitted" / student / assignment / f"{assignment}.ipynb"
+    path = submission_path(course, student, assignment)
     if not path.exists():
         return "missing", [f"no notebook submitted ({path.name})"]
     try:
@@ -73,41 +90,68 @@ def _limit_memory():
 
 
 def read_grades(course, student, assignment):
-    """``{grade_id: [score, max_score]}`` from nbgrader's gradebook (empty if it has no submission)."""
+    """``{item id: [score, max_score]}`` from nbgrader's gradebook (empty if it has no submission)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    with Gradebook(f"sqlite:///{Path(course).resolve() / 'gradebook.db'}") as gradebook:
+    with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
         try:
             submission = gradebook.find_submission(assignment, student)
         except MissingEntry:
             return {}
-        return {grade.name: [float(grade.score), float(grade.max_score)]
+        return {grade.name.removeprefix("test_"): [float(grade.score), float(grade.max_score)]
                 for nb in submission.notebooks for grade in nb.grades if grade.cell_type == "code"}
 
 
-def autograde(course, student, assignment):
+def check_outputs(course, student, assignment):
+    """``({item id: message}, [pending item ids])`` from the error outputs of the autograded notebook."""
+    path = Path(course) / "autograded" / student / assignment / f"{assignment}.ipynb"
+    try:
+        nb = notebooks.read(path)
+    except notebooks.NotebookError:
+        return {}, []
+    messages, pending = {}, []
+    for cell in nb["cells"]:
+        if not notebooks.is_graded_test(cell):
+            continue
+        item_id = notebooks.grade_id(cell).removeprefix("test_")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                messages[item_id] = f"{output.get('ename')}: {output.get('evalue')}"
+                if output.get("ename") == "PendingGPU":
+                    pending.append(item_id)
+    return messages, pending
+
+
+def autograde(course, student, assignment, seed=None):
     """Autograde one submission; never raises for a bad submission."""
     started = time.perf_counter()
     status, problems = inspect_submission(course, student, assignment)
-    result = SubmissionResult(student, assignment, status, list(problems))
+    result = SubmissionResult(student, assignment, status, list(problems), seed=seed)
     if status == "missing":
+        result.grades = zero_grades(assignment)
         return result
     timeout = settings.grading.submission_timeout_s
+    env = {SEED_ENV: str(seed)} if seed is not None else {}
+    failed = False
     try:
         proc = nbgrader(course, "autograde", assignment, "--student", student, "--force",
                         f"--Execute.timeout={int(settings.grading.cell_timeout_s)}",
-                        check=False, timeout=timeout, preexec_fn=_limit_memory)
+                        check=False, timeout=timeout, preexec_fn=_limit_memory, env=env)
         result.problems += _problems_in_log(proc.stderr)
         if proc.returncode != 0 and status != "error":
-            result.status = "error"
-            result.problems.append("nbgrader autograde failed: " + _last_error(proc.stdout + proc.stderr))
+            failed = True
+            result.problems.append("nbgrader autograde failed: " + nbgrader_cause(proc.stdout + proc.stderr))
     except subprocess.TimeoutExpired:
-        result.status = "error"
+        failed = True
         result.problems.append(f"grading took longer than {timeout:g} s and was stopped")
-    result.grades = read_grades(course, student, assignment)
-    if status == "error":
-        # nbgrader records zeros for an unreadable notebook; the problem above says why.
-        result.grades = result.grades or {i: [0.0, 0.0] for i in expected_test_ids(course, assignment)}
+    if failed:
+        result.status = "error"
+    if failed or status == "error":
+        # never a stale score from an earlier run: an ungraded submission scores 0, and the problem says why
+        result.grades = zero_grades(assignment)
+    else:
+        result.grades = read_grades(course, student, assignment) or zero_grades(assignment)
+        result.messages, result.pending = check_outputs(course, student, assignment)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -124,34 +168,63 @@ def _problems_in_log(log):
     return found
 
 
-def _last_error(text):
+_GENERIC = ("Please see the", "There was an error processing files", "nbgrader autograde failed")
+
+
+def nbgrader_cause(text):
+    """nbgrader's own reason for a failure: its first specific ERROR line, else the last line of the traceback."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if "Error" in line or "error" in line]
-    return (errors or lines or ["(no output)"])[-1][:300]
+    errors = [re.sub(r"^\[\w+ \| ERROR\]\s*", "", line) for line in lines if "| ERROR]" in line]
+    specific = [line for line in errors if not line.startswith(_GENERIC)]
+    if specific:
+        return specific[0][:300]
+    raised = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b", line)]
+    return (raised or errors or lines or ["(no output)"])[-1][:300]
 
 
 def submissions(course, assignments=None, students=None):
-    """``(student, assignment)`` pairs under ``submitted/``, filtered, in a stable order."""
+    """``(student, assignment)`` pairs, every student under ``submitted/`` (or given) with every assignment,
+    submitted or not (a missing one is recorded as missing, with 0), in a stable order."""
     root = Path(course) / "submitted"
     assignments = assignments or topics(course)
     found = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.exists() else []
     students = students or found
-    return [(s, a) for s in students for a in assignments if (root / s / a).exists()]
+    return [(s, a) for s in students for a in assignments]
 
 
-def grade_all(course, assignments=None, students=None, progress=print):
-    """Autograde every submission, one at a time, with a progress line each; save the report."""
+def register_assignments(course, assignments):
+    """Put each assignment in the course's gradebook as ``source/`` defines it now (nbgrader's generate_assignment):
+    autograde restores the test cells, hidden tests included, from there."""
+    for _ in generate_assignments(course, assignments):
+        pass
+
+
+def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False):
+    """Autograde every submission, one at a time, with a progress line each; save the report after each.
+
+    ``seed`` is the hidden variants' seed for the run (a new one by default; it is recorded). With
+    ``only_pending``, grade only the submissions whose report lists items waiting for a GPU.
+    """
+    assignments = assignments or topics(course)
     pairs = submissions(course, assignments, students)
+    if only_pending:
+        report = load_report(course)
+        pairs = [(s, a) for s, a in pairs if report.get(f"{s}/{a}", {}).get("pending")]
+    seed = new_run_seed() if seed is None else seed
+    register_assignments(course, sorted({a for _, a in pairs}, key=assignments.index))
+    if progress:
+        progress(f"Grading {len(pairs)} submissions (hidden-test seed {seed})", flush=True)
     results = []
     started = time.perf_counter()
     for n, (student, assignment) in enumerate(pairs, 1):
-        result = autograde(course, student, assignment)
+        result = autograde(course, student, assignment, seed=seed)
         results.append(result)
-        save_report(course, results)
+        save_report(course, [result])
         if progress:
-            scored = f"{result.score:g}/{result.max_score:g} points" if result.grades else result.status
-            note = f"  ! {'; '.join(result.problems)}" if result.problems else ""
-            progress(f"[{n}/{len(pairs)}] {student}/{assignment}: {scored} ({result.seconds:.1f} s, "
+            scored = f"{result.score:g}/{result.max_score:g} points" if result.status != "missing" else "missing"
+            waiting = f", {len(result.pending)} pending a GPU" if result.pending else ""
+            note = f"  ! {'; '.join(result.problems)}" if result.problems and result.status != "missing" else ""
+            progress(f"[{n}/{len(pairs)}] {student}/{assignment}: {scored}{waiting} ({result.seconds:.1f} s, "
                      f"{time.perf_counter() - started:.0f} s elapsed){note}", flush=True)
     return results
 
@@ -160,14 +233,24 @@ REPORT = "grading-report.json"
 
 
 def save_report(course, results):
-    """Merge ``results`` into the course's grading report (one record per student and assignment)."""
+    """Merge ``results`` into the course's grading report (one record per student and assignment), atomically:
+    the file is always either the old report or the new one."""
     path = Path(course) / REPORT
     records = load_report(course)
     for result in results:
         records[f"{result.student}/{result.assignment}"] = asdict(result)
-    path.write_text(json.dumps(records, indent=1, sort_keys=True), encoding="utf-8")
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grading-report-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(records, out, indent=1, sort_keys=True)
+    os.replace(tmp, path)
 
 
 def load_report(course):
     path = Path(course) / REPORT
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RuntimeError(f"{path} is not valid JSON ({error}); regrade to rewrite it") from None
+    return records if isinstance(records, dict) else {}

@@ -88,7 +88,8 @@ def graded_test_ids(nb):
 
 # ------------------------------------------------------------------ authoring
 
-def _lines(text):
+def lines(text):
+    """Notebook JSON's list-of-lines form of ``text``."""
     return text.strip("\n").splitlines(keepends=True)
 
 
@@ -103,26 +104,26 @@ def _meta(cell_id, *, grade=False, solution=False, locked=False, points=None):
 def markdown(cell_id, text):
     """A read-only lesson cell."""
     return {"cell_type": "markdown", "id": cell_id, "metadata": _meta(cell_id, locked=True),
-            "source": _lines(text)}
+            "source": lines(text)}
 
 
 def code(cell_id, text):
     """A read-only example cell that students run (not graded)."""
     return {"cell_type": "code", "execution_count": None, "id": cell_id, "metadata": _meta(cell_id, locked=True),
-            "outputs": [], "source": _lines(text)}
+            "outputs": [], "source": lines(text)}
 
 
 def solution(cell_id, text):
     """A cell the student edits; the part between the solution markers becomes the stub."""
     return {"cell_type": "code", "execution_count": None, "id": cell_id,
-            "metadata": _meta(cell_id, solution=True), "outputs": [], "source": _lines(text)}
+            "metadata": _meta(cell_id, solution=True), "outputs": [], "source": lines(text)}
 
 
 def test(cell_id, text, points):
     """An autograded test cell worth ``points``."""
     return {"cell_type": "code", "execution_count": None, "id": cell_id,
             "metadata": _meta(cell_id, grade=True, locked=True, points=points), "outputs": [],
-            "source": _lines(text)}
+            "source": lines(text)}
 
 
 def notebook(cells, title):

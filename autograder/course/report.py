@@ -1,17 +1,23 @@
-"""The gradebook as people read it: a student x assignment table, then each check's points."""
+"""The gradebook as people read it: a student x assignment table, then each graded item's points.
 
-from .grading import expected_test_ids, points
+Everything comes from the grading report and the grading spec: an assignment a student did
+not submit counts 0 out of its full points, so every total is out of the course's maximum.
+"""
+
+from ..checks import items_of, max_points
+from .grading import load_report, points
 
 
-def _cell(record):
+def _cell(record, assignment):
     if record is None:
-        return "-"
+        return f"- /{max_points(assignment):g}"
     score, maximum = points(record.get("grades") or {})
     if record["status"] == "missing":
-        return "not submitted"
+        return f"missing 0/{max_points(assignment):g}"
     if record["status"] == "error":
         return f"ERROR {score:g}/{maximum:g}"
-    return f"{score:g}/{maximum:g}" + (" !" if record.get("problems") else "")
+    marks = (" !" if record.get("problems") else "") + (" (GPU pending)" if record.get("pending") else "")
+    return f"{score:g}/{maximum:g}" + marks
 
 
 def _table(rows, header):
@@ -22,31 +28,55 @@ def _table(rows, header):
     return "\n".join(out)
 
 
+def _score(record, item):
+    if record is None:
+        return "-"
+    if item.id in record.get("pending", []):
+        return "pending"
+    grades = record.get("grades", {})
+    return "{:g}/{:g}".format(*grades[item.id]) if item.id in grades else "-"
+
+
 def gradebook_text(course, assignments, students, report):
     """The whole printed gradebook (also used by tests)."""
-    parts = ["", "GRADEBOOK (points scored / points possible; '!' marks a submission with problems)", ""]
+    parts = ["", "GRADEBOOK (points scored / points possible; '!' marks a submission with problems; a missing "
+                 "submission scores 0)", ""]
+    possible = sum(max_points(a) for a in assignments)
     rows = []
     for student in students:
         records = [report.get(f"{student}/{a}") for a in assignments]
-        totals = [points((r or {}).get("grades", {})) for r in records]
-        total, possible = sum(t for t, _ in totals), sum(p for _, p in totals)
-        rows.append([student, *map(_cell, records), f"{total:g}/{possible:g}"])
+        total = sum(points((r or {}).get("grades", {}))[0] for r in records)
+        rows.append([student, *(_cell(r, a) for r, a in zip(records, assignments)), f"{total:g}/{possible:g}"])
     parts.append(_table(rows, ["student", *assignments, "total"]))
     problems = [f"  {key}: {p}" for key, record in sorted(report.items()) for p in record.get("problems", [])
-                if key.split("/")[0] in students and key.split("/")[1] in assignments]
+                if key.split("/")[0] in students and key.split("/")[1] in assignments and record["status"] != "missing"]
     if problems:
         parts += ["", "Problems found while grading:", *problems]
+    waiting = pending_lines(report, assignments, students)
+    if waiting:
+        parts += ["", "Pending: items that need a GPU (0 points until graded on one; "
+                      "`python -m autograder pending` lists them):", *waiting]
     for assignment in assignments:
-        ids = expected_test_ids(course, assignment)
-        rows = []
-        for grade_id in ids:
-            row = [grade_id]
-            for student in students:
-                grades = (report.get(f"{student}/{assignment}") or {}).get("grades", {})
-                row.append("{:g}/{:g}".format(*grades[grade_id]) if grade_id in grades else "-")
-            rows.append(row)
-        parts += ["", f"{assignment}: points per check", _table(rows, ["check", *students])]
+        rows = [[item.id, *(_score(report.get(f"{s}/{assignment}"), item) for s in students)]
+                for item in items_of(assignment)]
+        parts += ["", f"{assignment}: points per graded item", _table(rows, ["item", *students])]
     return "\n".join(parts)
+
+
+def pending_lines(report, assignments=None, students=None):
+    return [f"  {key}: {', '.join(record['pending'])}" for key, record in sorted(report.items())
+            if record.get("pending") and (assignments is None or record["assignment"] in assignments)
+            and (students is None or record["student"] in students)]
+
+
+def pending_text(course):
+    """What ``python -m autograder pending`` prints: the submissions whose GPU items wait for a GPU, and how to
+    grade them."""
+    lines = pending_lines(load_report(course))
+    if not lines:
+        return "No submission is waiting for a GPU."
+    return "\n".join([f"{len(lines)} submission(s) have items waiting for a GPU (0 points until graded on one):",
+                      *lines, "", "On a machine with a GPU and this course: python -m autograder grade --pending"])
 
 
 def print_gradebook(course, assignments, students, report):

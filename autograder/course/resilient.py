@@ -5,18 +5,34 @@ nbgrader gives up on the whole notebook when a cell kills the kernel (a segfault
 marks the cell that killed the kernel with an error saying so, starts a fresh
 kernel, and runs the remaining cells: only the checks that needed what the dead
 kernel held lose their points. ``nbgrader_config.py`` puts it in the autograde pipeline.
+
+It also marks the kernel as an official grade (``AUTOGRADER_GRADING=1``) and hands it
+the grading run's seed for the hidden variants: the one the grader set, or a new one,
+logged, when plain ``nbgrader autograde`` runs (the formgrader's button too).
 """
+
+import os
 
 from nbclient.exceptions import DeadKernelError
 from nbclient.util import run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 
+from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
+
 KERNEL_DIED = ("The kernel died while running this cell (a crash, os._exit, or running out of memory). "
                "A fresh kernel ran the cells after it, without anything defined before.")
 
 
 class ResilientExecute(Execute):
+    async def async_start_new_kernel(self, **kwargs):
+        env = dict(kwargs.pop("env", None) or os.environ)
+        env[GRADING_ENV] = "1"
+        if not env.get(SEED_ENV):
+            env[SEED_ENV] = str(new_run_seed())
+            self.log.info("Hidden tests graded with seed %s (AUTOGRADER_GRADING_SEED reproduces it)", env[SEED_ENV])
+        return await super().async_start_new_kernel(env=env, **kwargs)
+
     def preprocess_cell(self, cell, resources, index):
         try:
             return super().preprocess_cell(cell, resources, index)

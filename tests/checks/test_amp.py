@@ -7,24 +7,22 @@ import pytest
 import torch
 
 from autograder import settings as settings_module
-from autograder.checks import amp, amp_speed
-from autograder.checks.amp_problems import mse, regression_batches, small_model
-from autograder.checks.amp_recording import recording
-from autograder.results import run_check
+from autograder.checks import amp
+from autograder.checks.amp import speed as amp_speed
+from autograder.checks.amp.problems import mse, regression_batches, small_model
+from autograder.checks.amp.recording import recording
+from autograder.checks import items_of
 from tests.mutants.amp import MUTANTS
-from tests.proving import alternative, reference, with_replacements
+from tests.proving import alternative, reference, run_check, with_replacements
 
 TOPIC = "amp"
-HIDDEN = {  # the options the notebook's hidden tests add
-    "check_accumulation": {"accumulations": (2, 4)},
-    "check_clipping": {"accumulate": 2},
-}
+HIDDEN = [(item.name, extra) for item in items_of(TOPIC) for extra in item.hidden if extra]  # from the spec
 
 
 @pytest.mark.parametrize("solution", [reference, alternative])
-@pytest.mark.parametrize("check", sorted(HIDDEN))
-def test_correct_solutions_pass_the_hidden_options(solution, check):
-    result = run_check(getattr(amp, check), solution(TOPIC), seed=11, **HIDDEN[check])
+@pytest.mark.parametrize("check, options", HIDDEN, ids=[name for name, _ in HIDDEN])
+def test_correct_solutions_pass_the_hidden_options(solution, check, options):
+    result = run_check(getattr(amp, check), solution(TOPIC), seed=11, **options)
     assert result.passed, result.message
 
 
@@ -86,12 +84,20 @@ def test_recording_removes_its_hooks():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU path of the speed check")
-def test_speed_without_gpu_is_a_note_or_an_error():
+def test_speed_without_gpu_is_a_note_for_students_and_pending_in_a_grade(monkeypatch):
     result = amp.check_speed(reference(TOPIC)["train_amp"])
     assert result.threshold is None and result.device == "cpu" and "GPU" in result.note
-    with settings_module.override({"speed": {"require_gpu": True}}):
+    monkeypatch.setenv("AUTOGRADER_GRADING", "1")
+    outcome = run_check(amp.check_speed, reference(TOPIC))
+    assert outcome.status == "pending" and outcome.score == 0 and "pending: needs a GPU" in outcome.message
+    with settings_module.override({"grading": {"gpu_items": "fail"}}):
         outcome = run_check(amp.check_speed, reference(TOPIC))
-    assert not outcome.passed and "requires a GPU" in outcome.message
+    assert outcome.status == "failed" and "requires a GPU" in outcome.message
+    with settings_module.override({"grading": {"gpu_items": "waive"}}):
+        outcome = run_check(amp.check_speed, reference(TOPIC))
+    assert outcome.status == "passed" and outcome.score == 2
+    stub = run_check(amp.check_speed, {"train_amp": lambda *a, **k: None})
+    assert stub.status == "failed"   # the CPU part still grades: a broken loop is not pending
 
 
 def test_float32_precision_is_pinned_and_restored_legacy_api():
@@ -113,7 +119,7 @@ def test_float32_precision_is_pinned_and_restored_new_api():
     # In its own process: once the newer fp32_precision API is used, torch refuses legacy reads.
     script = (
         "import torch\n"
-        "from autograder.checks.amp_speed import full_float32_precision\n"
+        "from autograder.checks.amp.speed import full_float32_precision\n"
         "if not hasattr(torch.backends.cuda.matmul, 'fp32_precision'):\n"
         "    print('skip'); raise SystemExit\n"
         "torch.backends.cuda.matmul.fp32_precision = 'tf32'\n"

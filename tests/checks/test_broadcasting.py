@@ -5,7 +5,7 @@ import torch
 
 from autograder.checks import broadcasting
 from autograder.errors import CheckFailure
-from autograder.tiling import expect_no_tiling
+from autograder.checks.broadcasting.tiling import expect_no_tiling
 from tests.mutants.broadcasting import MUTANTS, distances_loop, mse_no_check
 from tests.proving import check_names, failing, with_replacements
 

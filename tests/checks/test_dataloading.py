@@ -13,7 +13,9 @@ import pytest
 from torch.utils.data import IterableDataset, get_worker_info
 
 from autograder import settings as settings_module
-from autograder.checks import dataloading, dataloading_expect, dataloading_runs
+from autograder.checks import dataloading
+from autograder.checks.dataloading import expect as dataloading_expect
+from autograder.checks.dataloading import runs as dataloading_runs
 from tests.alternatives import dataloading as alternative_module
 from tests.mutants import dataloading as mutants
 from tests.proving import failing_among, with_replacements

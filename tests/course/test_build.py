@@ -1,13 +1,16 @@
 """release/ and solutions/ are what source/ builds, and release notebooks give nothing away."""
 
+import dataclasses
+import json
 import re
 import subprocess
 import sys
 
 import pytest
 
+from autograder.checks import items_of
 from autograder.course import notebooks
-from autograder.course.build import differences, topics
+from autograder.course.build import apply_spec, differences, item_cell_source, topics
 from tests.proving import ROOT, reference
 
 TOPICS = topics(ROOT)
@@ -16,9 +19,9 @@ TOPICS = topics(ROOT)
 def test_every_topic_has_its_files():
     assert "stability" in TOPICS
     for topic in TOPICS:
-        for path in (f"release/{topic}/{topic}.ipynb", f"solutions/{topic}.py", f"autograder/checks/{topic}.py",
+        for path in (f"release/{topic}/{topic}.ipynb", f"solutions/{topic}.py", f"autograder/checks/{topic}/__init__.py",
                      f"tests/checks/test_{topic}.py", f"tests/mutants/{topic}.py",
-                     f"tests/alternatives/{topic}.py", f"tests/demo_submissions/{topic}.py"):
+                     f"tests/alternatives/{topic}.py", f"autograder/course/demo_submissions/{topic}.py"):
             assert (ROOT / path).exists(), path
 
 
@@ -65,10 +68,9 @@ def test_every_solution_cell_stub_raises_and_every_test_cell_calls_a_check(topic
 
 @pytest.mark.parametrize("topic", TOPICS)
 def test_solutions_module_defines_what_the_checks_grade(topic):
-    from autograder.results import checks_of, target_names
     namespace = reference(topic)
-    for check in checks_of(topic):
-        assert all(name in namespace for name in target_names(check)), check.__name__
+    for item in items_of(topic):
+        assert all(name in namespace for name in item.targets), item.id
 
 
 def test_checks_import_without_nbgrader_or_jupyter():
@@ -76,7 +78,7 @@ def test_checks_import_without_nbgrader_or_jupyter():
     code = ("import sys\n"
             "for blocked in ('nbgrader', 'jupyter_client', 'nbformat', 'nbconvert', 'IPython'):\n"
             "    sys.modules[blocked] = None\n"
-            "import importlib, pkgutil, autograder.checks, autograder.selfcheck\n"
+            "import importlib, pkgutil, autograder.checks, autograder.course.selfcheck\n"
             "for m in pkgutil.iter_modules(autograder.checks.__path__):\n"
             "    importlib.import_module('autograder.checks.' + m.name)\n"
             "print('ok')\n")
@@ -84,23 +86,57 @@ def test_checks_import_without_nbgrader_or_jupyter():
     assert out.stdout.strip() == "ok", out.stderr
 
 
-def test_plain_script_check_grades_a_file():
-    out = subprocess.run([sys.executable, "-m", "autograder", "check", "stability", "solutions/stability.py"],
-                         cwd=ROOT, capture_output=True, text=True)
+def test_plain_script_check_grades_a_file_with_points_and_hidden_variants():
+    out = subprocess.run([sys.executable, "-m", "autograder", "check", "stability", "solutions/stability.py",
+                          "--seed", "5"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "PASS  check_softmax_forward" in out.stdout
+    assert "PASS  3/3  softmax_forward" in out.stdout and out.stdout.rstrip().endswith("18/18 points "
+                                                                                       "(8 passed, 0 failed, 0 pending)")
+    assert "hidden-test seed 5" in out.stdout
     out = subprocess.run([sys.executable, "-m", "autograder", "check", "stability",
                           "release/stability/stability.ipynb", "--json"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1
-    assert '"passed": false' in out.stdout and '"passed": true' not in out.stdout
+    data = json.loads(out.stdout)   # nothing but JSON
+    assert data["score"] == 0 and data["max_score"] == 18 and {i["status"] for i in data["items"]} == {"failed"}
+
+
+def test_check_json_is_nothing_but_json_even_when_the_notebook_prints(tmp_path):
+    nb = notebooks.read(ROOT / "release" / "amp" / "amp.ipynb")
+    out = subprocess.run([sys.executable, "-m", "autograder", "check", "amp", str(ROOT / "solutions" / "amp.py"),
+                          "--json"], cwd=ROOT, capture_output=True, text=True)
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["pending"] == ["speed"] and data["score"] == data["max_score"] - 2
+    assert nb["cells"]
 
 
 @pytest.mark.parametrize("topic", TOPICS)
-def test_test_cells_call_exactly_the_topics_checks(topic):
-    """Every graded check has a test cell and every test cell calls a graded check (what `check` and the
-    kit's tests run is what nbgrader grades)."""
-    from autograder.results import checks_of
+def test_test_cells_are_written_from_the_spec(topic):
+    """Every graded item has a test cell, and each cell's text and points are what the spec writes: what `check`
+    and the kit's tests run is what nbgrader grades."""
     nb = notebooks.read(ROOT / "source" / topic / f"{topic}.ipynb")
-    called = {name for c in nb["cells"] if notebooks.is_graded_test(c)
-              for name in re.findall(r"^(check_\w+)\(", notebooks.source_text(c), flags=re.M)}
-    assert called == {c.__name__ for c in checks_of(topic)}
+    cells = {notebooks.grade_id(c): c for c in nb["cells"] if notebooks.is_graded_test(c)}
+    assert set(cells) == {item.cell_id for item in items_of(topic)}
+    for item in items_of(topic):
+        assert notebooks.source_text(cells[item.cell_id]) == item_cell_source(item).rstrip("\n")
+        assert cells[item.cell_id]["metadata"]["nbgrader"]["points"] == item.points
+
+
+def without_hidden_variants(monkeypatch, topic, index):
+    """Delete every hidden variant of the ``index``-th item of ``topic`` from the spec, for one test."""
+    from autograder.spec import _REGISTRY
+    items = items_of(topic)
+    items[index] = dataclasses.replace(items[index], hidden=())
+    monkeypatch.setitem(_REGISTRY, f"autograder.checks.{topic}", items)
+    return items[index]
+
+
+def test_deleting_a_hidden_variant_changes_the_notebook(monkeypatch):
+    path = ROOT / "source" / "stability" / "stability.ipynb"
+    before = {notebooks.grade_id(c): notebooks.source_text(c) for c in apply_spec(notebooks.read(path),
+                                                                                 "stability")["cells"]}
+    item = without_hidden_variants(monkeypatch, "stability", 0)
+    after = {notebooks.grade_id(c): notebooks.source_text(c) for c in apply_spec(notebooks.read(path),
+                                                                                "stability")["cells"]}
+    assert "BEGIN HIDDEN TESTS" in before[item.cell_id] and "BEGIN HIDDEN TESTS" not in after[item.cell_id]
+    assert {k: v for k, v in before.items() if k != item.cell_id} == {k: v for k, v in after.items()
+                                                                      if k != item.cell_id}

@@ -22,9 +22,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from .errors import CheckFailure
-from .oprecorder import normalise, record_ops
-from .student import call_student, describe
+from ...errors import CheckFailure
+from ...oprecorder import normalise, record_ops
+from ...student import call_student, describe
 
 TILING_OPS = ("repeat", "tile", "repeat_interleave")
 BROADCAST_VIEWS = {"expand", "expand_as", "broadcast_to", "broadcast_tensors"}

@@ -12,9 +12,9 @@ import copy
 
 import torch
 
-from ..errors import CheckFailure
-from ..timing import expect_speedup
-from .amp_problems import mse
+from ...errors import CheckFailure
+from ...timing import expect_speedup
+from .problems import mse
 
 TUTORIAL_WIDTH = 4096
 TUTORIAL_LAYERS = 3

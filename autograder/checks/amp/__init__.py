@@ -11,14 +11,15 @@ graded on CUDA only.
 
 import torch
 
-from ..errors import CheckFailure
-from ..settings import settings
-from ..student import call_student, describe
-from ..timing import expect_speedup
-from . import amp_precision as precision
-from . import amp_problems as problems
-from . import amp_speed as speed
-from .amp_recording import recording
+from ...errors import CheckFailure
+from ...settings import settings
+from ...student import call_student, describe
+from ...timing import expect_speedup
+from ...spec import current_check, graded
+from . import precision
+from . import problems
+from . import speed
+from .recording import recording
 
 DTYPES = (torch.bfloat16, torch.float16)
 # Relative error (over all parameters) between the gradients a loop holds at optimizer.step() and the
@@ -82,11 +83,12 @@ def _setup(seed, device, count, *, optimizer="sgd"):
 
 # ------------------------------------------------------------------ precision of each part
 
+@graded(3, hidden=[{}])
 def check_autocast_dtypes(train_amp, *, seed=0):
     """The linear layers' outputs have ``dtype``; the loss is computed under autocast and is float32;
     backward runs with autocast off; the parameters and the optimizer's state stay float32."""
     __tracebackhide__ = True
-    check = "check_autocast_dtypes"
+    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             _, model, batches, opt = _setup(100 + seed * 10 + i, device, 4, optimizer="momentum")
@@ -101,12 +103,13 @@ def check_autocast_dtypes(train_amp, *, seed=0):
 
 # ------------------------------------------------------------------ loss scaling
 
+@graded(3, hidden=[{}])
 def check_loss_scaling(train_amp, *, seed=0):
     """With float16: the loss is multiplied by a scale (> 1) before backward; the gradients at
     ``optimizer.step()`` are the true, unscaled ones; a batch whose gradients overflow float16 is
     skipped (no step, parameters unchanged) and the scale goes down; training goes on afterwards."""
     __tracebackhide__ = True
-    check = "check_loss_scaling"
+    check = current_check()
     dtype = torch.float16
     for device in _devices():
         gen, model, batches, opt = _setup(200 + seed, device, 4)
@@ -198,12 +201,13 @@ def _expect_skipped_overflow(check, rec, bad, case):
 
 # ------------------------------------------------------------------ accumulation
 
+@graded(3, hidden=[{"accumulations": (2, 4)}])
 def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
     """With ``accumulate=k`` the optimizer steps once per k batches, the gradients are cleared (set to
     None) before each group, and the step equals one float32 step over the k batches concatenated
     (the loss divided by k)."""
     __tracebackhide__ = True
-    check = "check_accumulation"
+    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             for k in accumulations:
@@ -259,12 +263,13 @@ def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, cas
 
 # ------------------------------------------------------------------ clipping
 
+@graded(2, hidden=[{"accumulate": 2}])
 def check_clipping(train_amp, *, seed=0, accumulate=1):
     """With ``max_grad_norm``, the gradients at ``optimizer.step()`` are the unscaled ones clipped to
     that total norm: their norm is at most ``max_grad_norm`` and they equal the true gradient times
     min(1, max_grad_norm / its norm)."""
     __tracebackhide__ = True
-    check = "check_clipping"
+    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             _, model, batches, opt = _setup(400 + seed * 10 + i, device, 3 * accumulate)
@@ -304,11 +309,12 @@ def check_clipping(train_amp, *, seed=0, accumulate=1):
 
 # ------------------------------------------------------------------ convergence
 
+@graded(2, hidden=[{}])
 def check_convergence(train_amp, *, seed=0, batches_per_run=24):
     """``train_amp`` returns one Python float per batch, the unscaled loss of that batch, and the loss curve
     stays close to the grader's float32 run on the same model and data (with and without accumulation)."""
     __tracebackhide__ = True
-    check = "check_convergence"
+    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             for accumulate in (1, 2):
@@ -347,13 +353,14 @@ def _expect_loss_curve(check, out, expected, dtype, case):
 
 # ------------------------------------------------------------------ speed
 
+@graded(2, needs="cuda")
 def check_speed(train_amp, *, seed=0):
     """On CUDA: on the tutorial's model (three Linear(4096, 4096), batch 512, MSE, SGD) ``train_amp``
     with float16 trains faster than the grader's float32 loop (full IEEE float32, TF32 off) by the
     ``amp`` threshold in the settings. Without a GPU the loop must still train one small batch on the
     CPU, and the check reports that speed needs a GPU."""
     __tracebackhide__ = True
-    check = "check_speed"
+    check = current_check()
     _, model, batches, opt = _setup(600 + seed, "cpu", 1)
     out, _ = _train(check, train_amp, model, batches, opt, device_type="cpu", dtype=torch.bfloat16)
     if not isinstance(out, (list, tuple)) or len(out) != 1:

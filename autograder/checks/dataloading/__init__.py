@@ -1,6 +1,6 @@
 """Checks for the ``dataloading`` assignment: an image folder, tar shards, and a sharded IterableDataset.
 
-The grader makes its own data (:mod:`autograder.synthetic`): images whose pixels carry their id, encoded by
+The grader makes its own data (:mod:`.synthetic`): images whose pixels carry their id, encoded by
 OpenCV as PNG and JPEG, written into shards by the grader's own writer together with members that are not
 images. ``TarImageDataset`` is therefore graded independently of the student's ``write_shards``. The
 exactly-once checks run real ``DataLoader`` worker processes (see :mod:`.dataloading_runs` for time limits,
@@ -12,14 +12,15 @@ import tempfile
 
 import numpy as np
 
-from .. import synthetic
-from ..errors import CheckFailure
-from ..settings import settings
-from ..student import call_student
-from .dataloading_expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
+from . import synthetic
+from ...errors import CheckFailure
+from ...settings import settings
+from ...student import call_student
+from ...spec import current_check, graded
+from .expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
-from .dataloading_resources import pass_and_files, peak_traced_bytes
-from .dataloading_runs import describe_run, load_all
+from .resources import pass_and_files, peak_traced_bytes
+from .runs import describe_run, load_all
 
 # (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.
 WORKER_GRID = ((1, (0, 2, 3)), (2, (1, 2, 5)), (3, (2, 3, 5)), (7, (0, 2, 3, 5)))
@@ -49,12 +50,13 @@ def _iterate(check, dataset, *, what):
 
 # ------------------------------------------------------------ ImageDirectoryDataset
 
+@graded(2, hidden=[{}])
 def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
     """``len`` counts the files matching ``pattern``; item ``i`` is the ``i``-th in sorted path order, decoded by
     OpenCV (``HxWx3`` uint8, BGR); an index past the end raises ``IndexError``; an empty folder has length 0;
     it works in a ``DataLoader`` with two workers."""
     __tracebackhide__ = True
-    check = "check_image_directory_dataset"
+    check = current_check()
     rng = np.random.default_rng(100 + seed)
     with tempfile.TemporaryDirectory(prefix="grader-images-") as root:
         pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=seed, formats=("png",), prefix="img{id}")
@@ -107,12 +109,13 @@ def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
 
 # ------------------------------------------------------------------ write_shards
 
+@graded(2, hidden=[{}])
 def check_write_shards(write_shards, *, seed=0):
     """``num_shards`` tar files ``shard-00000.tar``, ... in ``out_dir``, returned in order; each image in exactly
     one shard under its own file name with its bytes; shard sizes differ by at most one; the same input gives the
     same shards; ``num_shards`` < 1 or more shards than images raise ``ValueError``."""
     __tracebackhide__ = True
-    check = "check_write_shards"
+    check = current_check()
     rng = np.random.default_rng(200 + seed)
     with tempfile.TemporaryDirectory(prefix="grader-write-") as root:
         count = int(rng.integers(9, 15))
@@ -163,12 +166,13 @@ def _odd_samples(first_id):
             synthetic.Sample(f"alpha-{first_id + 1:06d}.png", first_id + 1, "png", synthetic.encode(rgba, "png"))]
 
 
+@graded(2, hidden=[{}])
 def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
     """A single-process pass yields ``(name, image)`` for every image member, shard after shard in archive order,
     skipping members that are not images (JSON, text, directories); each image is OpenCV's decoding of the
     member (PNG: equal; JPEG: within a tolerance): an ``HxWx3`` uint8 array in BGR order."""
     __tracebackhide__ = True
-    check = "check_tar_dataset_decoding"
+    check = current_check()
     rng = np.random.default_rng(300 + seed)
     with tempfile.TemporaryDirectory(prefix="grader-decode-") as root:
         samples = synthetic.make_samples(int(rng.integers(10, 16)), seed=seed) + _odd_samples(1000)
@@ -194,11 +198,12 @@ def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
             expect_image(check, image, sample, where=where)
 
 
+@graded(1, hidden=[{}])
 def check_tar_dataset_errors(TarImageDataset, *, seed=0):
     """A member that does not decode raises an error that names its shard and the member; a missing shard
     raises ``FileNotFoundError`` before any sample is yielded."""
     __tracebackhide__ = True
-    check = "check_tar_dataset_errors"
+    check = current_check()
     rng = np.random.default_rng(400 + seed)
     with tempfile.TemporaryDirectory(prefix="grader-errors-") as root:
         samples = synthetic.make_samples(6, seed=seed)
@@ -255,12 +260,13 @@ def _load_items(check, dataset, num_workers, where):
             for i, item in enumerate(load_all(check, dataset, num_workers, where=where))]
 
 
+@graded(3, hidden=[{}])
 def check_tar_dataset_workers(TarImageDataset, *, seed=0, grid=WORKER_GRID):
     """Through real ``DataLoader`` worker processes, every image comes out exactly once (no duplicate, nothing
     missing), with ``num_workers`` in {0, 1, 2, 3, 5} over 1, 2, 3 and 7 shards of uneven sizes: fewer workers
     than shards, as many, and more."""
     __tracebackhide__ = True
-    check = "check_tar_dataset_workers"
+    check = current_check()
     rng = np.random.default_rng(500 + seed)
     with tempfile.TemporaryDirectory(prefix="grader-workers-") as root:
         for num_shards, runs in grid:
@@ -269,11 +275,12 @@ def check_tar_dataset_workers(TarImageDataset, *, seed=0, grid=WORKER_GRID):
             _exactly_once_over(check, TarImageDataset, paths, samples, runs)
 
 
+@graded(2, hidden=[{}])
 def check_tar_dataset_ranks(TarImageDataset, *, seed=0, grid=RANK_GRID):
     """With ``world_size`` 2 and 3 (one ``TarImageDataset(paths, rank, world_size)`` per rank, each read by a
     ``DataLoader`` with two workers), the union over all ranks holds every image exactly once."""
     __tracebackhide__ = True
-    check = "check_tar_dataset_ranks"
+    check = current_check()
     rng = np.random.default_rng(600 + seed)
     with tempfile.TemporaryDirectory(prefix="grader-ranks-") as root:
         for num_shards, world_size in grid:
@@ -282,12 +289,13 @@ def check_tar_dataset_ranks(TarImageDataset, *, seed=0, grid=RANK_GRID):
             _exactly_once_over(check, TarImageDataset, paths, samples, (RANK_WORKERS,), world_size=world_size)
 
 
+@graded(2, hidden=[{}])
 def check_tar_dataset_resources(TarImageDataset, *, seed=0):
     """After a full pass no shard is left open (neither held open nor left for the garbage collector to close),
     and the peak memory of a pass does not grow with the number of members in a shard (no growing member
     list: ``tarfile`` keeps every member it has read in ``tar.members`` unless told otherwise)."""
     __tracebackhide__ = True
-    check = "check_tar_dataset_resources"
+    check = current_check()
     rng = np.random.default_rng(700 + seed)
     limits = settings.dataloading
     with tempfile.TemporaryDirectory(prefix="grader-resources-") as root:

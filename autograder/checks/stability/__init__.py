@@ -7,11 +7,12 @@ operations, and reports the first input that fails.
 
 import torch
 
-from ..compare import expect_close, expect_finite, expect_meta
-from ..errors import CheckFailure
-from ..gradients import expect_grad_close, expect_gradcheck
-from ..oprecorder import expect_no_forbidden_ops
-from ..student import call_student
+from ...compare import expect_close, expect_finite, expect_meta
+from ...errors import CheckFailure
+from ...gradients import expect_grad_close, expect_gradcheck
+from ...oprecorder import expect_no_forbidden_ops
+from ...student import call_student
+from ...spec import current_check, graded
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 FORBIDDEN = ("softmax", "log_softmax", "logsumexp", "cross_entropy", "nll_loss")
@@ -81,13 +82,14 @@ def _expected_ce_shape(logits, dim):
 
 # ---------------------------------------------------------------- stable_softmax
 
+@graded(3, hidden=[{"cases": 80}])
 def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
     """Same shape, dtype and device as the input; equal to a float64 softmax; rows sum to 1.
 
     Random shapes of rank 1 to 4, every ``dim``, every float dtype, moderate logits.
     """
     __tracebackhide__ = True
-    check = "check_softmax_forward"
+    check = current_check()
     gen = torch.Generator().manual_seed(1000 + seed)
     for i in range(cases):
         shape, dim, scale = _random_case(gen)
@@ -103,11 +105,12 @@ def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
                      hint="Normalise along `dim` only: exp(x - max) / sum(exp(x - max)) with keepdim=True.")
 
 
+@graded(3, hidden=[{"cases": 16}])
 def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
     """Finite, correct results for logits near each dtype's largest value, and for one batch whose
     rows differ in scale by 1e4 (where a max over the whole tensor instead of per row fails)."""
     __tracebackhide__ = True
-    check = "check_softmax_extremes"
+    check = current_check()
     gen = torch.Generator().manual_seed(2000 + seed)
     for i in range(cases):
         dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
@@ -130,11 +133,12 @@ def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
                          inputs=inputs, hint="Take the max per row, along `dim`, not over the whole tensor.")
 
 
+@graded(2, hidden=[{"cases": 10}])
 def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
     """The gradient equals the analytic one, s * (g - sum(g * s)), and passes ``gradcheck`` in float64;
     it stays finite at extreme logits."""
     __tracebackhide__ = True
-    check = "check_softmax_gradient"
+    check = current_check()
     gen = torch.Generator().manual_seed(3000 + seed)
     for _ in range(cases):
         shape, dim, scale = _random_case(gen, max_rank=3)
@@ -156,10 +160,11 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
     expect_finite(check, x.grad, what="the gradient at logits [[1e4, -1e4, 0], [3, 2, 1]]", hint=SHIFT_HINT)
 
 
+@graded(1)
 def check_softmax_no_builtin(stable_softmax, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
-    check = "check_softmax_no_builtin"
+    check = current_check()
     gen = torch.Generator().manual_seed(4000 + seed)
     for dtype in (torch.float32, torch.float16):
         x = _logits(gen, [3, 5], 1.0, dtype)
@@ -174,11 +179,12 @@ def _ce_call(check, fn, labels, logits, dim):
     return call_student(check, fn, labels, logits, dim=dim, what="softmax_cross_entropy")
 
 
+@graded(3, hidden=[{"cases": 80}])
 def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
     """Per-example losses -sum(labels * log_softmax(logits), dim): the shape of logits without ``dim``,
     the logits' dtype and device, equal to a float64 reference, for soft, one-hot and broadcast labels."""
     __tracebackhide__ = True
-    check = "check_cross_entropy_forward"
+    check = current_check()
     gen = torch.Generator().manual_seed(5000 + seed)
     kinds = ("soft", "onehot", "broadcast")
     for i in range(cases):
@@ -197,11 +203,12 @@ def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
                           "sum(labels * (logsumexp - logits)) with the max-shift.")
 
 
+@graded(3, hidden=[{"cases": 16}])
 def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
     """Finite and correct for logits of any magnitude (1e4 and -1e4 in float32, rows of different
     scales, labels on the smallest logit), forward and backward."""
     __tracebackhide__ = True
-    check = "check_cross_entropy_extremes"
+    check = current_check()
     gen = torch.Generator().manual_seed(6000 + seed)
     fixed = torch.tensor([[1e4, -1e4, 0.0], [-1e4, 1e4, 1.0], [0.5, 0.25, 0.0]])
     cases_list = [(fixed, torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [1.0, 0.0, 0.0]]))]
@@ -234,11 +241,12 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
         expect_finite(check, leaf.grad, what="the gradient at extreme logits", inputs=inputs, hint=SHIFT_HINT)
 
 
+@graded(2, hidden=[{"cases": 10}])
 def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
     """The gradient with respect to the logits is softmax(logits) * labels.sum(dim) - labels (times the
     upstream gradient), and passes ``gradcheck`` in float64."""
     __tracebackhide__ = True
-    check = "check_cross_entropy_gradient"
+    check = current_check()
     gen = torch.Generator().manual_seed(7000 + seed)
     for i in range(cases):
         shape, dim, scale = _random_case(gen, max_rank=3)
@@ -257,10 +265,11 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
         expect_gradcheck(check, loss, [x], what="softmax_cross_entropy")
 
 
+@graded(1)
 def check_cross_entropy_no_builtin(softmax_cross_entropy, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
-    check = "check_cross_entropy_no_builtin"
+    check = current_check()
     gen = torch.Generator().manual_seed(8000 + seed)
     x = _logits(gen, [4, 6], 2.0, torch.float32)
     labels = _labels(gen, x, -1, "soft")

@@ -11,9 +11,10 @@ import io
 
 import torch
 
-from ..compare import expect_close, expect_meta
-from ..errors import CheckFailure
-from ..student import call_student, describe, raises_from_student
+from ...compare import expect_close, expect_meta
+from ...errors import CheckFailure
+from ...student import call_student, describe, raises_from_student
+from ...spec import current_check, graded
 
 PARAMETER_HINT = ("Register a and b as parameters: `self.a = torch.nn.Parameter(torch.randn(1))` in __init__, "
                   "after `super().__init__()`. A plain tensor attribute, or a Parameter kept in a Python list, is "
@@ -56,11 +57,12 @@ def _set_values(check, module, a, b):
             target.copy_(torch.tensor([value], dtype=target.dtype))
 
 
+@graded(2)
 def check_affine_parameters(Affine, *, seed=0):
     """``Affine()`` is an ``nn.Module`` whose ``named_parameters()`` are exactly ``a`` and ``b``: Parameters of
     shape [1] in the default dtype that require grad (a plain tensor attribute, a buffer or a list loses)."""
     __tracebackhide__ = True
-    check = "check_affine_parameters"
+    check = current_check()
     module = _new_affine(check, Affine)
     named = dict(module.named_parameters())
     if sorted(named) != ["a", "b"]:
@@ -91,11 +93,12 @@ def _affine_input(gen, i):
     return torch.randn(shape, generator=gen) * 3
 
 
+@graded(1, hidden=[{"cases": 16}])
 def check_affine_forward(Affine, *, seed=0, cases=8):
     """With ``a`` and ``b`` set to random values, ``Affine()(x)`` equals ``a * x + b`` (float64 reference),
     with the shape and dtype of ``x``, for inputs of rank 1 to 3."""
     __tracebackhide__ = True
-    check = "check_affine_forward"
+    check = current_check()
     gen = torch.Generator().manual_seed(1100 + seed)
     module = _new_affine(check, Affine)
     for i in range(cases):
@@ -109,11 +112,12 @@ def check_affine_forward(Affine, *, seed=0, cases=8):
                      hint="forward(x) returns self.a * x + self.b, using the module's own a and b.")
 
 
+@graded(1, hidden=[{"cases": 8}])
 def check_affine_gradients(Affine, *, seed=0, cases=4):
     """Backward through ``Affine()(x)`` reaches both ``a`` and ``b`` with the right values:
     d(sum(g * out))/da = sum(g * x) and d/db = sum(g)."""
     __tracebackhide__ = True
-    check = "check_affine_gradients"
+    check = current_check()
     gen = torch.Generator().manual_seed(1200 + seed)
     module = _new_affine(check, Affine)
     for i in range(cases):
@@ -142,11 +146,12 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
                          rtol=1e-4, atol=1e-4)
 
 
+@graded(2, hidden=[{}])
 def check_affine_round_trips(Affine, *, seed=0):
     """``state_dict()`` holds exactly ``a`` and ``b``; saving it and loading it into a fresh ``Affine()`` gives
     the same outputs; ``.to(torch.float64)`` turns both into float64 and the output into float64."""
     __tracebackhide__ = True
-    check = "check_affine_round_trips"
+    check = current_check()
     gen = torch.Generator().manual_seed(1300 + seed)
     module = _new_affine(check, Affine)
     a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
@@ -218,12 +223,13 @@ def _expected_layers(sizes, activation):
     return layers
 
 
+@graded(2, hidden=[{"extra": 12}])
 def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
     """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
     ``activation`` (ReLU by default) between two of them and none after the last, with exactly
     sum(n_in * n_out + n_out) parameters."""
     __tracebackhide__ = True
-    check = "check_make_mlp_structure"
+    check = current_check()
     gen = torch.Generator().manual_seed(1400 + seed)
     for sizes, activation in _mlp_cases(gen, extra):
         model = _build(check, make_mlp, sizes, activation)
@@ -262,12 +268,13 @@ def _reference_forward(model, sizes, activation, x):
     return out, len(linears)
 
 
+@graded(2, hidden=[{"extra": 12}])
 def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
     """The model maps ``[..., sizes[0]]`` to ``[..., sizes[-1]]`` in float32, equal to a float64 pass through
     its Linear layers with the activation between them (and not after the last); backward from the output
     reaches every parameter."""
     __tracebackhide__ = True
-    check = "check_make_mlp_forward"
+    check = current_check()
     gen = torch.Generator().manual_seed(1500 + seed)
     for sizes, activation in _mlp_cases(gen, extra):
         model = _build(check, make_mlp, sizes, activation)
@@ -293,10 +300,11 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
                                       f"{', '.join(missing)}.", hint="Every layer must take part in forward.")
 
 
+@graded(1, hidden=[{}])
 def check_make_mlp_rejects_short_sizes(make_mlp, *, seed=0):
     """Fewer than two sizes (``[]``, ``[n]``, ``(n,)``) raise ``ValueError``; two sizes build a model."""
     __tracebackhide__ = True
-    check = "check_make_mlp_rejects_short_sizes"
+    check = current_check()
     n = 1 + (seed * 7 + 4) % 16
     for sizes in ([], [n], (n,)):
         raises_from_student(check, make_mlp, sizes, expected=ValueError, what="make_mlp")
@@ -343,12 +351,13 @@ def _fit_models(gen):
     return [(line.double(), 1, 1), (mlp.double(), 3, 2)]
 
 
+@graded(2, hidden=[{"cases": 8}])
 def check_fit_matches_sgd(fit, *, seed=0, cases=4):
     """``fit(model, x, y, steps=..., lr=...)`` trains ``model`` itself exactly like ``steps`` steps of
     ``torch.optim.SGD(lr)`` on the mean squared error (float64, a line and a small MLP, steps and lr the student
     has not seen), and returns the final loss as a number (the last step's, or the loss after training)."""
     __tracebackhide__ = True
-    check = "check_fit_matches_sgd"
+    check = current_check()
     gen = torch.Generator().manual_seed(1600 + seed)
     for i in range(cases):
         model, n_in, n_out = _fit_models(gen)[i % 2]
@@ -374,12 +383,13 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
                                hint="Return loss.item() of the last step, not the first loss or a sum of losses.")
 
 
+@graded(2, hidden=[{"cases": 3}])
 def check_fit_recovers_line(fit, *, seed=0, cases=2):
     """On 100 noisy samples y = 5x + 3 + N(0, 0.3^2) with x in [-2, 2], ``fit`` on an ``nn.Linear(1, 1)``
     (300 steps, lr 0.1) reaches the least-squares line (within 0.01), which is within 0.25 of slope 5 and
     intercept 3 (the least-squares estimates have standard deviations of about 0.03)."""
     __tracebackhide__ = True
-    check = "check_fit_recovers_line"
+    check = current_check()
     gen = torch.Generator().manual_seed(1700 + seed)
     for _ in range(cases):
         x = torch.rand(100, 1, generator=gen) * 4 - 2

@@ -9,10 +9,10 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from .. import synthetic
-from ..errors import CheckFailure
-from ..settings import settings
-from ..student import call_student
+from . import synthetic
+from ...errors import CheckFailure
+from ...settings import settings
+from ...student import call_student
 
 DUPLICATE_HINT = ("Every DataLoader worker (and every rank) gets its own copy of the dataset and iterates it from "
                   "the start: use torch.utils.data.get_worker_info() and the rank to give each of the "

@@ -7,11 +7,12 @@ so the reference never relies on the broadcasting it grades.
 
 import torch
 
-from ..compare import expect_close, expect_finite, expect_meta, tolerance
-from ..errors import CheckFailure
-from ..oprecorder import expect_constant_op_count
-from ..student import call_student, describe, raises_from_student
-from ..tiling import expect_no_tiling
+from ...compare import expect_close, expect_finite, expect_meta, tolerance
+from ...errors import CheckFailure
+from ...oprecorder import expect_constant_op_count
+from ...student import call_student, describe, raises_from_student
+from ...spec import current_check, graded
+from .tiling import expect_no_tiling
 
 ACTIVATIONS = (None, torch.relu, torch.tanh, torch.nn.Sigmoid())
 # float32 sums of a dozen products lose a few ulps of the largest term: 1e-6 absolute is too tight.
@@ -78,11 +79,12 @@ def _layer_parameters(module, convert):
             [None if layer.bias is None else convert(layer.bias) for layer in layers])
 
 
+@graded(1, hidden=[{"cases": 12}])
 def check_merge_structure(Merge, *, seed=0, cases=6):
     """``Merge(in1, in2, out)`` is a module whose parameters are exactly those of ``linear1`` (an
     ``nn.Linear(in1, out)``) and ``linear2`` (an ``nn.Linear(in2, out)``), stored as submodules."""
     __tracebackhide__ = True
-    check = "check_merge_structure"
+    check = current_check()
     gen = torch.Generator().manual_seed(100 + seed)
     for i in range(cases):
         in1, in2, out = _int(gen, 1, 9), _int(gen, 1, 9), _int(gen, 1, 9)
@@ -98,13 +100,14 @@ def check_merge_structure(Merge, *, seed=0, cases=6):
                                     "not in forward, and store no extra weights.")
 
 
+@graded(3, hidden=[{"cases": 48}])
 def check_merge_forward(Merge, *, seed=0, cases=24):
     """``forward(a, b)`` equals the concatenate-then-linear layer with weights ``[W1 W2]`` and bias
     ``b1 + b2`` on explicitly tiled inputs, for many pairs of broadcastable shapes (the tutorial's
     ``[5, 3, 5]`` and ``[5, 1, 6]`` first), with and without an activation, in float32 and float64;
     the gradients with respect to the inputs and every parameter match the reference's."""
     __tracebackhide__ = True
-    check = "check_merge_forward"
+    check = current_check()
     gen = torch.Generator().manual_seed(200 + seed)
     for i in range(len(MERGE_BATCHES) + cases):
         batch_a, batch_b = MERGE_BATCHES[i] if i < len(MERGE_BATCHES) else _broadcastable_batches(gen)
@@ -157,12 +160,13 @@ def _name_of(module, parameter):
     return next(name for name, p in module.named_parameters() if p is parameter)
 
 
+@graded(2, hidden=[{"cases": 12}])
 def check_merge_no_tiling(Merge, *, seed=0, cases=6):
     """``forward`` never materialises a tiled input: no ``repeat``, ``tile`` or ``repeat_interleave``, no
     ``expand`` (or ``expand_as``, ``broadcast_to``, ``broadcast_tensors``) followed by a concatenation, and
     no tensor anywhere with the tiled shape of ``a``, ``b`` or their concatenation."""
     __tracebackhide__ = True
-    check = "check_merge_no_tiling"
+    check = current_check()
     gen = torch.Generator().manual_seed(300 + seed)
     for i in range(cases):
         batch_a, batch_b = ([5, 3], [5, 1]) if i == 0 else ([1, 4], [3, 1]) if i == 1 else ([4], [_int(gen, 2, 5), 1])
@@ -199,11 +203,12 @@ def _expect_distances(check, pairwise_sq_distances, x, y, *, what, hint):
     return result, inputs
 
 
+@graded(2, hidden=[{"cases": 60}])
 def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
     """An ``[N, M]`` tensor of the dtype and device of ``x``, equal to a float64 reference, for ``N != M``,
     ``N == M``, single rows and single features, at several scales."""
     __tracebackhide__ = True
-    check = "check_pairwise_values"
+    check = current_check()
     gen = torch.Generator().manual_seed(400 + seed)
     fixed = [(3, 4, 2), (4, 4, 3), (1, 5, 3), (5, 1, 1), (6, 2, 7)]
     for i in range(cases):
@@ -221,12 +226,13 @@ def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
                           "axis 0 (or keep the row norms as [N, 1] and [1, M]), and reduce over the last axis.")
 
 
+@graded(2, hidden=[{"cases": 16}])
 def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
     """Never negative, and still close to the float64 reference, for nearly identical rows far from the
     origin (x offset by 1e3 in float32, 1e7 in float64), where |x|^2 - 2 x.y + |y|^2 cancels and
     rounding makes it negative unless it is clamped."""
     __tracebackhide__ = True
-    check = "check_pairwise_nonnegative"
+    check = current_check()
     gen = torch.Generator().manual_seed(500 + seed)
     for i in range(cases):
         dtype = (torch.float32, torch.float64)[i % 2]
@@ -251,10 +257,11 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
                      inputs=inputs, atol=_distance_atol(x, y))
 
 
+@graded(2, hidden=[{}])
 def check_pairwise_vectorized(pairwise_sq_distances, *, seed=0):
     """No Python loop: the number of torch operations is the same for every N, M and D (counted, not timed)."""
     __tracebackhide__ = True
-    check = "check_pairwise_vectorized"
+    check = current_check()
     gen = torch.Generator().manual_seed(600 + seed)
 
     def rows_and_features(size):
@@ -274,11 +281,12 @@ def _shape_forms(shape):
     return {f.replace(" ", "") for f in forms}
 
 
+@graded(1, hidden=[{"cases": 40}])
 def check_strict_mse_value(strict_mse_loss, *, seed=0, cases=20):
     """For equal shapes: a 0-dim tensor of the prediction's dtype, the mean of the squared differences
     (float64 reference), with the gradient 2 (prediction - target) / numel."""
     __tracebackhide__ = True
-    check = "check_strict_mse_value"
+    check = current_check()
     gen = torch.Generator().manual_seed(700 + seed)
     fixed = [[2, 1], [5], [], [3, 4], [1]]
     for i in range(cases):
@@ -307,12 +315,13 @@ REFUSED_SHAPES = [([4, 1], [4]), ([4], [4, 1]), ([1, 3], [3, 1]), ([3, 1], [1, 3
                   ([3], []), ([2, 3, 1], [3, 4]), ([2, 2], [1, 2, 2]), ([3], [4])]
 
 
+@graded(2, hidden=[{}])
 def check_strict_mse_refuses_broadcast(strict_mse_loss, *, seed=0):
     """Any two different shapes raise ``ValueError`` whose message names both shapes: ``[N, 1]`` against
     ``[N]`` (the ``[[1.], [2.]] + [1., 2.]`` trap), ``[1, N]`` against ``[N, 1]``, a ``[C]`` target for a
     ``[B, C]`` prediction, a scalar target, and shapes that do not broadcast at all."""
     __tracebackhide__ = True
-    check = "check_strict_mse_refuses_broadcast"
+    check = current_check()
     gen = torch.Generator().manual_seed(800 + seed)
     order = torch.randperm(len(REFUSED_SHAPES), generator=gen).tolist()
     for k in order:

@@ -8,10 +8,11 @@ with nothing in range.
 
 import torch
 
-from ..compare import expect_close, expect_meta
-from ..student import call_student
-from ..timing import expect_speedup
-from .vectorization import expect_constant_work
+from ...compare import expect_close, expect_meta
+from ...student import call_student
+from ...timing import expect_speedup
+from ...oprecorder import expect_constant_work
+from ...spec import current_check, graded
 
 SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
 FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -60,12 +61,13 @@ def _expect_row_sum(check, row_sum, x):
 
 # ----------------------------------------------------------------------- row_sum
 
+@graded(2, hidden=[{"cases": 56}])
 def check_row_sum(row_sum, *, seed=0, cases=28):
     """The sum over dimension 0 for tensors of rank 1 to 4 (0, 1 or many rows), every float, integer and
     boolean dtype, non-contiguous views, CPU and CUDA: ``torch.sum(x, dim=0)``'s shape, dtype and device,
     values equal to a float64 (or exact integer) sum."""
     __tracebackhide__ = True
-    check = "check_row_sum"
+    check = current_check()
     gen = torch.Generator().manual_seed(20_000 + seed)
     for i in range(cases):
         shape = _shape(gen, i)
@@ -80,11 +82,12 @@ def _count_args(rows):
     return (torch.randn(rows, 10, generator=torch.Generator().manual_seed(rows)),)
 
 
+@graded(1)
 def check_row_sum_vectorized(row_sum, *, seed=0):
     """One vectorized reduction, measured without a clock: as many torch calls and ATen kernels for 4 rows
     as for 64 (a loop over the rows makes one more per row)."""
     __tracebackhide__ = True
-    check = "check_row_sum_vectorized"
+    check = current_check()
     _expect_row_sum(check, row_sum, _count_args(5 + seed)[0])
     expect_constant_work(check, row_sum, _count_args, COUNT_ROWS, what="row_sum",
                          hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
@@ -103,11 +106,12 @@ def speed_args(device, seed=0):
     return (torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device),)
 
 
+@graded(2)
 def check_row_sum_speed(row_sum, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
     faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""
     __tracebackhide__ = True
-    check = "check_row_sum_speed"
+    check = current_check()
     device = _devices()[-1]
     (x,) = speed_args(device, seed)
     _expect_row_sum(check, row_sum, x)
@@ -172,22 +176,24 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
                       "sum with `torch.where(inside, x, 0)` and divide by the count, clamped to at least 1.")
 
 
+@graded(2, hidden=[{"cases": 48}])
 def check_masked_mean(masked_mean, *, seed=0, cases=24):
     """The mean over dimension 0 of the entries with ``low <= x <= high`` (bounds included; many values sit
     exactly on them), for Python-number bounds and per-column tensor bounds, every float dtype, CPU and CUDA;
     the shape of ``x[0]``, the dtype and device of ``x``."""
     __tracebackhide__ = True
-    check = "check_masked_mean"
+    check = current_check()
     gen = torch.Generator().manual_seed(22_000 + seed)
     for i in range(cases):
         _expect_masked_mean(check, masked_mean, *_masked_case(gen, i, special=False))
 
 
+@graded(2, hidden=[{"cases": 32}])
 def check_masked_mean_special_values(masked_mean, *, seed=0, cases=16):
     """NaN is in no range, +-inf lie outside finite bounds, and a column with nothing in range (or no rows
     at all) gives 0: the result is finite wherever the reference is."""
     __tracebackhide__ = True
-    check = "check_masked_mean_special_values"
+    check = current_check()
     gen = torch.Generator().manual_seed(23_000 + seed)
     for i in range(cases):
         _expect_masked_mean(check, masked_mean, *_masked_case(gen, i, special=True))

@@ -9,9 +9,10 @@ quadratic that generated the data.
 import numpy as np
 import torch
 
-from ..compare import expect_close, expect_finite, expect_meta, expect_tensor
-from ..errors import CheckFailure
-from ..student import call_student, describe
+from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
+from ...errors import CheckFailure
+from ...student import call_student, describe
+from ...spec import current_check, graded
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
 GRAD_TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-12)}
@@ -99,12 +100,13 @@ def _reference_grad(f, x):
     return grad
 
 
+@graded(3, hidden=[{"cases": 60}])
 def check_grad_of_values(grad_of, *, seed=0, cases=30):
     """The gradient of functions the student has not seen: same shape, dtype and device as ``x``, detached
     (no ``requires_grad``, no ``grad_fn``), equal to autograd's float64 gradient, for inputs of rank 0 to 3,
     float32 and float64, contiguous or not."""
     __tracebackhide__ = True
-    check = "check_grad_of_values"
+    check = current_check()
     gen = torch.Generator().manual_seed(100 + seed)
     dtypes = (torch.float32, torch.float64)
     for i in range(cases):
@@ -114,7 +116,9 @@ def check_grad_of_values(grad_of, *, seed=0, cases=30):
         inputs = {"f": f, "x": x}
         grad = call_student(check, grad_of, f, x, what="grad_of")
         expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
-                    inputs=inputs)
+                    inputs=inputs, hint="The gradient of f at x has x's shape: return the gradient with "
+                                        "respect to x itself (`torch.autograd.grad(f(x), x)[0]`), not of the "
+                                        "output or of a reshaped copy.")
         if grad.requires_grad or grad.grad_fn is not None:
             raise CheckFailure(check, f"grad_of's result is still attached to an autograd graph "
                                       f"(requires_grad={grad.requires_grad}, grad_fn={grad.grad_fn})."
@@ -166,11 +170,12 @@ def _expect_unchanged(check, name, before, after_tensor, f):
         raise CheckFailure(check, f"{where} changed its values.", hint="Do not modify x in place.")
 
 
+@graded(2, hidden=[{"cases": 12}])
 def check_grad_of_leaves_x_alone(grad_of, *, seed=0, cases=6):
     """``x`` is left as it was: its ``requires_grad`` flag, its ``.grad`` (none, or an earlier one) and its
     values; and when ``x`` is computed from a leaf that requires grad, that leaf's ``.grad`` too."""
     __tracebackhide__ = True
-    check = "check_grad_of_leaves_x_alone"
+    check = current_check()
     gen = torch.Generator().manual_seed(200 + seed)
     for i in range(cases):
         device = _devices()[i % len(_devices())]
@@ -241,12 +246,13 @@ def _expect_array(check, result, t, *, kind):
                            hint="Convert the tensor as it is; do not round or change its type on the way.")
 
 
+@graded(2, hidden=[{"cases": 54}])
 def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
     """An ``np.ndarray`` with the tensor's exact values, shape and NumPy dtype, for every real dtype NumPy has
     (float16/32/64, int8/16/32/64, uint8, bool), ranks 0 to 3, empty tensors, inf and NaN; on CUDA too when
     a GPU is present."""
     __tracebackhide__ = True
-    check = "check_to_numpy_values"
+    check = current_check()
     gen = torch.Generator().manual_seed(300 + seed)
     dtypes = list(NUMPY_DTYPES)
     for i in range(cases):
@@ -262,11 +268,12 @@ def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
         _expect_array(check, result, t, kind=f"a {'CUDA' if device == 'cuda' else 'CPU'} tensor,")
 
 
+@graded(1, hidden=[{"cases": 12}])
 def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
     """Tensors that require grad (a leaf, an ``nn.Parameter``, the result of a computation) convert without
     error to their values; the tensor keeps its ``requires_grad`` flag."""
     __tracebackhide__ = True
-    check = "check_to_numpy_requires_grad"
+    check = current_check()
     gen = torch.Generator().manual_seed(400 + seed)
     for i in range(cases):
         dtype = (torch.float32, torch.float64)[i % 2]
@@ -305,11 +312,12 @@ def _views(gen, device):
     ]
 
 
+@graded(1, hidden=[{"rounds": 4}])
 def check_to_numpy_views(to_numpy, *, seed=0, rounds=2):
     """Non-contiguous views (transposed, strided, permuted, expanded with stride 0, diagonal) convert to arrays
     with the view's shape and values."""
     __tracebackhide__ = True
-    check = "check_to_numpy_views"
+    check = current_check()
     gen = torch.Generator().manual_seed(500 + seed)
     for i in range(rounds):
         device = _devices()[i % len(_devices())]
@@ -349,11 +357,12 @@ def _fit(check, fit_quadratic, data, steps, lr, seed):
         return call_student(check, fit_quadratic, data, steps=steps, lr=lr, what="fit_quadratic")
 
 
+@graded(3, hidden=[{"cases": 4}])
 def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=FIT_LR):
     """On quadratics the student has not seen (coefficients uniform in [-5, 5], x in [-3, 3]), the result is a
     float tensor of shape [3] holding the coefficients of x^2, x and 1, each within ``FIT_ATOL`` = 0.05."""
     __tracebackhide__ = True
-    check = "check_fit_quadratic"
+    check = current_check()
     gen = torch.Generator().manual_seed(600 + seed)
     for i in range(cases):
         coefficients = _random_coefficients(gen)
@@ -372,11 +381,12 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
                           "generate_data() and one Adam step with lr at each of the `steps` steps.")
 
 
+@graded(1, hidden=[{"step_counts": (2, 9, 40)}])
 def check_fit_quadratic_fresh_samples(fit_quadratic, *, seed=0, step_counts=(1, 4, 25)):
     """``generate_data()`` is called once per step: ``steps`` times (one extra call allowed), for small
     ``steps`` the student has not seen, so a fixed sample or a fixed number of steps both show."""
     __tracebackhide__ = True
-    check = "check_fit_quadratic_fresh_samples"
+    check = current_check()
     gen = torch.Generator().manual_seed(700 + seed)
     for steps in step_counts:
         data = _CountingData(gen, _random_coefficients(gen))

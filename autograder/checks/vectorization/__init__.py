@@ -9,12 +9,13 @@ CUDA also no host synchronisation per row).
 
 import torch
 
-from ..compare import expect_close, expect_meta
-from ..errors import CheckFailure
-from ..gradients import expect_grad_close
-from ..oprecorder import expect_constant_op_count, ops_of
-from ..student import call_student, describe, raises_from_student
-from ..timing import expect_no_per_row_sync, expect_speedup
+from ...compare import expect_close, expect_meta
+from ...errors import CheckFailure
+from ...gradients import expect_grad_close
+from ...oprecorder import expect_constant_op_count, expect_constant_work, ops_of
+from ...student import call_student, describe, raises_from_student
+from ...timing import expect_no_per_row_sync, expect_speedup
+from ...spec import current_check, graded
 
 VALUE_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16,
                 torch.bool, torch.uint8)
@@ -84,24 +85,26 @@ def _expect_matches_loop(check, fn, tensor, indices, *, what):
 
 # ------------------------------------------------------------------ batch_gather
 
+@graded(3, hidden=[{"cases": 60}])
 def check_batch_gather_values(batch_gather, *, seed=0, cases=30):
     """Equal to the loop ``tensor[b][indices[b]]`` on random shapes ``[B, N, *F]`` / ``[B, *K]``
     (no K, several K and F dimensions, an empty K, N = 1, B = 1), integer, boolean and float values,
     int64 and int32 indices, non-contiguous tensors; result in the tensor's dtype and on its device
     (CUDA too when present)."""
     __tracebackhide__ = True
-    check = "check_batch_gather_values"
+    check = current_check()
     gen = torch.Generator().manual_seed(10_000 + seed)
     for i in range(cases):
         tensor, indices = _case(gen, i)
         _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
 
 
+@graded(2, hidden=[{"cases": 12}])
 def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
     """The gradient with respect to ``tensor`` equals the loop's: a row picked several times
     accumulates the upstream gradient of every pick, a row never picked gets zero."""
     __tracebackhide__ = True
-    check = "check_batch_gather_gradient"
+    check = current_check()
     gen = torch.Generator().manual_seed(11_000 + seed)
     for i in range(cases):
         b = int(torch.randint(1, 5, (1,), generator=gen))
@@ -123,12 +126,13 @@ def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
                                "`torch.gather`); no `.detach()`, `.numpy()` or `.tolist()` on the way.")
 
 
+@graded(2, hidden=[{"cases": 8}])
 def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
     """An index outside ``[0, N)`` raises an error instead of returning values from another row
     (tested on the CPU: on CUDA it would be a device-side assert); indices whose batch size differs
     from the tensor's (larger or smaller) raise a ``ValueError`` whose message mentions the batch."""
     __tracebackhide__ = True
-    check = "check_batch_gather_errors"
+    check = current_check()
     gen = torch.Generator().manual_seed(12_000 + seed)
     for i in range(cases):
         b, n = int(torch.randint(2, 5, (1,), generator=gen)), int(torch.randint(2, 6, (1,), generator=gen))
@@ -168,32 +172,12 @@ def _gather_count_args(batch):
     return _values(gen, [batch, 16, 4], torch.float32), torch.randint(0, 16, (batch,), generator=gen)
 
 
-def expect_constant_work(check, fn, make_args, sizes, *, what, hint):
-    """The torch calls and the ATen kernels of ``fn(*make_args(size))`` must be as many for every size.
-
-    Calls are what the Python code asks for (``expect_constant_op_count``); kernels are
-    what runs, which also counts the loop inside a TorchScript function. No clock: the
-    same verdict on every machine. Returns ``(calls, kernels)``, each ``{size: count}``.
-    """
-    __tracebackhide__ = True
-    calls = expect_constant_op_count(check, fn, make_args, sizes, what=what, hint=hint)
-    kernels = {}
-    for size in sizes:
-        _, record = ops_of(check, fn, *make_args(size), what=what)
-        kernels[size] = len(record.kernels)
-    if len(set(kernels.values())) > 1:
-        shown = ", ".join(f"size {s}: {c}" for s, c in kernels.items())
-        raise CheckFailure(check, f"the number of ATen kernels {what} runs grows with the input size ({shown}); "
-                                  "a vectorized version runs the same kernels for any size.",
-                           hint=hint, measurements={"calls": calls, "kernels": kernels})
-    return calls, kernels
-
-
+@graded(2)
 def check_batch_gather_vectorized(batch_gather, *, seed=0):
     """No loop over the batch, measured without a clock: the numbers of torch calls and of ATen kernels
     are the same for a batch of 4 and a batch of 64 (a loop's grow with the batch)."""
     __tracebackhide__ = True
-    check = "check_batch_gather_vectorized"
+    check = current_check()
     tensor, indices = _gather_count_args(3 + seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
     expect_constant_work(check, batch_gather, _gather_count_args, COUNT_BATCHES, what="batch_gather",
@@ -207,12 +191,13 @@ def speed_args(device, seed=0):
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
 
 
+@graded(2)
 def check_batch_gather_speed(batch_gather, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
     times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one
     process; on CUDA, also no host synchronisation per row."""
     __tracebackhide__ = True
-    check = "check_batch_gather_speed"
+    check = current_check()
     device = _devices()[-1]
     tensor, indices = speed_args(device, seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
@@ -225,11 +210,12 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
 
 # ----------------------------------------------------------- the TorchScript loop
 
+@graded(2, hidden=[{"cases": 24}])
 def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
     """A TorchScript function (made with ``torch.jit.script``) that returns what the loop returns, for
     indices of any rank and any trailing dimensions, on the CPU (and CUDA when present)."""
     __tracebackhide__ = True
-    check = "check_scripted_gather"
+    check = current_check()
     fn = scripted_batch_gather
     if not isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)):
         raise CheckFailure(check, f"scripted_batch_gather is a {type(fn).__name__}, not a TorchScript function.",

@@ -17,9 +17,9 @@ import warnings
 
 from torch.utils.data import DataLoader
 
-from ..errors import CheckFailure
-from ..settings import settings
-from ..student import call_student
+from ...errors import CheckFailure
+from ...settings import settings
+from ...student import call_student
 
 
 def start_method():

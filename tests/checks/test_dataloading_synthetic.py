@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from autograder import synthetic
+from autograder.checks.dataloading import synthetic
 
 
 @pytest.mark.quick

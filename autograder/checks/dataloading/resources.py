@@ -11,7 +11,7 @@ import os
 import tracemalloc
 import warnings
 
-from ..student import call_student
+from ...student import call_student
 
 
 def open_paths_under(directory):

@@ -1,0 +1,108 @@
+"""Grade a file against a topic's graded items from a plain script, without nbgrader or Jupyter.
+
+    python -m autograder check stability my_solutions.py
+    python -m autograder check amp release/amp/amp.ipynb --json
+
+Every item runs its visible and hidden variants, as under nbgrader, and the output gives
+points per item and the total. For a notebook, the code cells that are not test cells run,
+in order (the exercise code and the cells a student added). This is how the GPU checks
+run on a machine that has torch but no nbgrader. Needs only torch, numpy and OpenCV.
+"""
+
+import contextlib
+import json
+import linecache
+import os
+import sys
+from pathlib import Path
+
+from ..checks import items_of
+from ..results import FAILED, PENDING, grade_items, total
+from ..settings import settings
+from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
+from ..student import CallTimeout, time_limit
+from . import notebooks
+
+
+def exec_source(source, filename, name="submission"):
+    """Run ``source`` as a module named ``name`` and return its namespace.
+
+    The text is registered in ``linecache`` under ``filename`` first: ``torch.jit.script``
+    and ``inspect.getsource`` read a function's source from there, and code run from a
+    string (a notebook's cells) has no file to read it from.
+    """
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace = {"__name__": name, "__file__": filename}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the user's own code
+    return namespace
+
+
+def code_cells(nb):
+    """The code a notebook runs when graded: every code cell but the graded test cells, in order.
+
+    IPython magics and shell escapes (``%time``, ``!ls``) are dropped: they need a kernel.
+    """
+    for cell in nb["cells"]:
+        if cell.get("cell_type") == "code" and not notebooks.is_graded_test(cell):
+            lines = notebooks.source_text(cell).splitlines()
+            yield notebooks.grade_id(cell) or cell.get("id", "?"), "\n".join(
+                line for line in lines if not line.lstrip().startswith(("%", "!")))
+
+
+def run_cells(cells, filename, name="submission"):
+    """Run cells one by one in one namespace, as a kernel does: a cell that raises or runs past the cell
+    timeout is reported on stderr and the next cell still runs (nbgrader grades the same way)."""
+    namespace = {"__name__": name, "__file__": filename}
+    for cell_id, source in cells:
+        cell_file = f"{filename} (cell {cell_id})"
+        linecache.cache[cell_file] = (len(source), None, source.splitlines(keepends=True), cell_file)
+        try:
+            with time_limit(settings.grading.cell_timeout_s):
+                exec(compile(source, cell_file, "exec"), namespace)  # noqa: S102 - graded like a kernel cell
+        except CallTimeout:
+            print(f"cell {cell_id} ran longer than {settings.grading.cell_timeout_s} s and was stopped",
+                  file=sys.stderr)
+        except BaseException as error:  # noqa: BLE001 - a student's cell may raise anything, SystemExit too
+            print(f"cell {cell_id} raised {type(error).__name__}: {error}", file=sys.stderr)
+    return namespace
+
+
+def load_namespace(path):
+    path = Path(path)
+    if path.suffix == ".ipynb":
+        return run_cells(code_cells(notebooks.read(path)), f"<{path.name}>")
+    return exec_source(path.read_text(encoding="utf-8"), str(path))
+
+
+def report_text(topic, results, seed):
+    score, possible = total(results)
+    lines = [f"{topic}: hidden-test seed {seed}"]
+    width = max(len(f"{r.score:g}/{r.max_score:g}") for r in results)
+    for r in results:
+        mark = {"passed": "PASS", "failed": "FAIL", "pending": "PEND"}[r.status]
+        lines.append(f"  {mark}  {f'{r.score:g}/{r.max_score:g}':>{width}}  {r.item}  ({r.seconds:.1f} s)")
+        if r.message:
+            lines.append("        " + r.message.replace("\n", "\n        "))
+    counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "pending")}
+    lines.append(f"{score:g}/{possible:g} points ({counts['passed']} passed, {counts['failed']} failed, "
+                 f"{counts['pending']} pending)")
+    return "\n".join(lines)
+
+
+def main(topic, path, as_json=False, seed=None):
+    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail)."""
+    items_of(topic)   # an unknown topic fails here, before the student's code runs
+    seed = new_run_seed() if seed is None else seed
+    os.environ[GRADING_ENV], os.environ[SEED_ENV] = "1", str(seed)
+    # Whatever the student's code prints goes to stderr, so that --json prints nothing but JSON.
+    with contextlib.redirect_stdout(sys.stderr):
+        results = grade_items(topic, load_namespace(path), seed=seed)
+    if as_json:
+        score, possible = total(results)
+        print(json.dumps({"topic": topic, "seed": seed, "score": score, "max_score": possible,
+                          "pending": [r.item for r in results if r.status == PENDING],
+                          "items": [r.as_dict() for r in results]}, indent=2, default=str))
+    else:
+        print(report_text(topic, results, seed))
+    sys.stdout.flush()
+    return 1 if any(r.status == FAILED for r in results) else 0

@@ -1,0 +1,151 @@
+"""The grading spec: every graded item declared once, as data, beside its check.
+
+A topic's checks are plain functions; ``@graded`` declares each one a graded item::
+
+    @graded(points=3, hidden=[{"cases": 80}])
+    def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
+        check = current_check()
+        ...
+
+The declaration is all there is: the notebook's test cells are written from it by
+``python -m autograder build``, and ``check``, ``grade``, the reports, the exports and
+the kit's own proofs read it through :func:`autograder.checks.items_of`.
+
+Hidden variants take their ``seed`` at grading time from the grading run's seed
+(:func:`hidden_seed`), so reading this package does not reveal the hidden inputs; the
+run's seed is recorded in the grading report, and ``--seed`` reproduces a run.
+"""
+
+import contextvars
+import functools
+import hashlib
+import inspect
+import os
+import secrets
+from dataclasses import dataclass, field
+
+from .errors import CheckFailure
+from .settings import settings
+
+GRADING_ENV = "AUTOGRADER_GRADING"        # set (to "1") wherever an official grade is computed
+SEED_ENV = "AUTOGRADER_GRADING_SEED"      # the grading run's seed for the hidden variants
+PENDING_GPU = "pending: needs a GPU"      # the first words of a GPU item's message on a machine without one
+
+_REGISTRY = {}                 # module name -> [Item], in the order the checks are defined
+_CURRENT = contextvars.ContextVar("autograder_current_check", default="check")
+_PROCESS_SEED = secrets.randbits(31)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One graded item: a check, its points, and the arguments it runs with."""
+
+    topic: str                  # the assignment, e.g. "stability"
+    id: str                     # the item's name everywhere (report, export, check), e.g. "softmax_forward"
+    check: object = field(repr=False)   # the check function (called with the student's objects)
+    points: float = 1.0
+    visible: dict = field(default_factory=dict)   # keyword arguments of the visible test (seed 0 by default)
+    hidden: tuple = ()          # keyword arguments of each hidden variant; its seed is drawn at grading time
+    needs: str | None = None    # "cuda": graded only on a machine with a GPU (pending elsewhere)
+
+    @property
+    def name(self):
+        """The check function's name, as a student calls it: ``check_softmax_forward``."""
+        return self.check.__name__
+
+    @property
+    def cell_id(self):
+        """The nbgrader grade id of the item's test cell."""
+        return f"test_{self.id}"
+
+    @property
+    def targets(self):
+        """The student objects the check takes, by the names the exercise gives them."""
+        return [p.name for p in inspect.signature(self.check).parameters.values()
+                if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+
+    def variants(self, run_seed=None):
+        """Keyword arguments of every call that grades this item: the visible one, then each hidden one."""
+        calls = [dict(self.visible)]
+        for k, extra in enumerate(self.hidden, 1):
+            calls.append({"seed": hidden_seed(f"{self.topic}.{self.id}", k, run_seed), **extra})
+        return calls
+
+
+def graded(points=1.0, *, visible=None, hidden=(), needs=None):
+    """Declare the decorated ``check_<name>`` a graded item of its topic's module."""
+    def declare(fn):
+        if not fn.__name__.startswith("check_"):
+            raise ValueError(f"graded checks are named check_<item>, not {fn.__name__}")
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            __tracebackhide__ = True
+            token = _CURRENT.set(fn.__name__)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _CURRENT.reset(token)
+
+        topic = fn.__module__.rsplit(".", 1)[-1]
+        item = Item(topic, fn.__name__[len("check_"):], run, float(points), dict(visible or {}),
+                    tuple(dict(h) for h in hidden), needs)
+        run.item = item
+        _REGISTRY.setdefault(fn.__module__, []).append(item)
+        return run
+    return declare
+
+
+def declared_in(module_name):
+    """The items declared in a module, in definition order."""
+    return list(_REGISTRY.get(module_name, []))
+
+
+def current_check():
+    """The name of the check that is running (``check_softmax_forward``), for its messages."""
+    return _CURRENT.get()
+
+
+# ------------------------------------------------------------------ the grading run
+
+def grading():
+    """Whether this process computes an official grade (set by the grader and nbgrader's config)."""
+    return os.environ.get(GRADING_ENV) == "1"
+
+
+def run_seed():
+    """The grading run's seed: from the environment when the grader set it, else this process's own."""
+    value = os.environ.get(SEED_ENV)
+    return int(value) if value else _PROCESS_SEED
+
+
+def hidden_seed(key, k=1, seed=None):
+    """The seed of hidden variant ``k`` of item ``key`` ("stability.softmax_forward") in this grading run."""
+    base = run_seed() if seed is None else seed
+    digest = hashlib.sha256(f"{base}:{key}:{k}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 1_000_000 + 1
+
+
+def new_run_seed():
+    return secrets.randbelow(1_000_000_000)
+
+
+class PendingGPU(CheckFailure):
+    """A GPU item on a machine without a GPU: 0 points until a machine with one grades it."""
+
+
+def gpu_unavailable(check, note):
+    """What a GPU-only item does without a GPU, by the instructor's ``grading.gpu_items`` setting.
+
+    In an official grade: "pending" (the default) records it as pending with 0 points, "fail" fails it, "waive"
+    gives its points. A student checking their own work sees the note and the check passes.
+    """
+    __tracebackhide__ = True
+    policy = settings.grading.gpu_items
+    if policy not in ("pending", "fail", "waive"):
+        raise ValueError(f"settings.grading.gpu_items must be pending, fail or waive, not {policy!r}")
+    if grading() and policy == "pending":
+        raise PendingGPU(check, f"{PENDING_GPU}. {note} It scores 0 until it is graded on a machine with a GPU.")
+    if grading() and policy == "fail":
+        raise CheckFailure(check, f"{note} (The instructor requires a GPU for this check.)")
+    print(f"[{check}] note: {note}" + (" (The instructor waives it: full points.)" if grading() else ""))
