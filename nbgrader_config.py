@@ -7,7 +7,9 @@ the JSON file named in ``AUTOGRADER_SETTINGS``), so that plain ``nbgrader autogr
 
 import os
 
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
 from autograder.course.resilient import ResilientExecute
 from autograder.settings import settings
@@ -31,6 +33,8 @@ c.Autograde.autograde_preprocessors = [
     ResilientExecute if step.__name__ == "Execute" else step
     for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
 ]
+# Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells).
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 # Keep graded notebooks small even when a submission prints without end.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 100

@@ -1,5 +1,6 @@
 """Shared tools for proving checks: the reference, a second correct solution, the stub, the mutants."""
 
+import dataclasses
 import importlib
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import torch
 from autograder.checks import items_of
 from autograder.course import notebooks
 from autograder.course.selfcheck import exec_source
-from autograder.results import FAILED, grade_item, grade_items
+from autograder.course.results import FAILED, grade_item, grade_items
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,3 +64,12 @@ def run_check(check, namespace, **kwargs):
 
 def check_names(topic):
     return {item.name for item in items_of(topic)}
+
+
+def without_hidden_variants(monkeypatch, topic, index):
+    """Delete every hidden variant of the ``index``-th item of ``topic`` from the spec, for one test."""
+    from autograder.spec import _REGISTRY
+    items = items_of(topic)
+    items[index] = dataclasses.replace(items[index], hidden=())
+    monkeypatch.setitem(_REGISTRY, f"autograder.checks.{topic}", items)
+    return items[index]

@@ -105,3 +105,26 @@ def test_the_line_shown_is_the_students_not_the_librarys():
     with pytest.raises(CheckFailure) as excinfo:
         call_student("c", misuse, [torch.zeros(2)])
     assert "return torch.cat(x, dim=5)" in str(excinfo.value)
+
+
+def softmax_shifting_the_callers_logits(logits, dim=-1):
+    logits -= logits.amax(dim=dim, keepdim=True)   # right values, but the caller's tensor is changed
+    exp = logits.exp()
+    return exp / exp.sum(dim=dim, keepdim=True)
+
+
+def test_a_function_that_changes_its_input_in_place_is_named_and_loses_points():
+    from autograder.course.results import grade_items
+    from tests.proving import with_replacements
+
+    results = grade_items("stability", with_replacements("stability", {
+        "stable_softmax": softmax_shifting_the_callers_logits}), only={"softmax_forward"})
+    assert results[0].status == "failed"
+    assert "changed its input (`logits`" in results[0].message and "modified in place" in results[0].message
+
+
+def test_inputs_left_alone_pass_and_nan_inputs_compare_equal():
+    x = torch.tensor([1.0, float("nan"), 3.0])
+    assert torch.equal(call_student("c", lambda t: t * 2, x)[::2], torch.tensor([2.0, 6.0]))
+    with pytest.raises(CheckFailure, match=r"changed its input \(`pair`\[0\]"):
+        call_student("c", lambda pair: pair[0].mul_(2), [torch.ones(2), torch.ones(2)])

@@ -40,6 +40,10 @@ def main(argv=None):
 
     sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
+    p = sub.add_parser("settings", help="print every setting in force (JSON), and each topic's declared items, "
+                                        "tolerances and limits")
+    p.add_argument("topics", nargs="*", help="only these topics' declarations (default: all)")
+
     args = parser.parse_args(argv)
     if args.command == "build":
         from .build import main as build
@@ -72,6 +76,10 @@ def main(argv=None):
     if args.command == "check":
         from .selfcheck import main as selfcheck
         return selfcheck(args.topic, args.path, as_json=args.json, seed=args.seed)
+    if args.command == "settings":
+        from .listing import settings_text
+        print(settings_text(args.topics or None))
+        return 0
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))

@@ -67,7 +67,7 @@ def write_submissions(course, work, names):
             notebooks.write(nb, mangled / f"{topic}.ipynb")
 
 
-def run_demo(course=".", only=None, keep=None, progress=print):
+def run_demo(course=".", only=None, keep=None, progress=print, seed=None):
     course = Path(course).resolve()
     names = [t for t in topics(course) if not only or t in only]
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def run_demo(course=".", only=None, keep=None, progress=print):
             nbgrader(work, "db", "student", "add", student, f"--last-name={student}", "--first-name=Sample")
         write_submissions(course, work, names)
         progress(f"Grading {len(STUDENTS)} sample students with nbgrader autograde:", flush=True)
-        grade_all(work, names, list(STUDENTS), progress=progress)
+        grade_all(work, names, list(STUDENTS), progress=progress, seed=seed)
         print_gradebook(work, names, list(STUDENTS), load_report(work))
         progress(f"\nDemo finished in {time.perf_counter() - started:.0f} s.", flush=True)
         return work

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..checks import items_of
-from ..results import FAILED, PENDING, grade_items, total
+from .results import FAILED, PENDING, grade_items, total
 from ..settings import settings
 from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
 from ..student import CallTimeout, time_limit

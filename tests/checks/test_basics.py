@@ -79,3 +79,16 @@ def test_flood_of_prints_in_fit_costs_only_its_checks():
     failed = failing(TOPIC, with_replacements(TOPIC, {"fit_quadratic": chatty}))
     assert set(failed) == {"check_fit_quadratic", "check_fit_quadratic_fresh_samples"}
     assert len(failed["check_fit_quadratic"]) < 10_000
+
+
+def test_a_wrong_shaped_gradient_gets_the_gradient_hint_not_the_reduction_hint():
+    from tests.proving import run_check
+
+    def grad_of_flattened(f, x):
+        x = x.detach().reshape(-1).requires_grad_(True)
+        (g,) = torch.autograd.grad(f(x.reshape(-1)), x)
+        return g
+
+    result = run_check(basics.check_grad_of_values, {"grad_of": grad_of_flattened})
+    assert not result.passed and "has shape" in result.message
+    assert "gradient with respect to x itself" in result.message and "keepdim" not in result.message

@@ -1,6 +1,5 @@
 """release/ and solutions/ are what source/ builds, and release notebooks give nothing away."""
 
-import dataclasses
 import json
 import re
 import subprocess
@@ -11,18 +10,25 @@ import pytest
 from autograder.checks import items_of
 from autograder.course import notebooks
 from autograder.course.build import apply_spec, differences, item_cell_source, topics
-from tests.proving import ROOT, reference
+from tests.proving import ROOT, reference, without_hidden_variants
 
 TOPICS = topics(ROOT)
 
 
-def test_every_topic_has_its_files():
+def topic_files():
+    """The files every topic must have, as docs/authoring.md lists them (``<topic>`` stands for the name)."""
+    text = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+    table = re.search(r"<!-- topic-files -->(.*?)<!-- /topic-files -->", text, flags=re.S).group(1)
+    return re.findall(r"\| `([^`]*<topic>[^`]*)` \|", table)
+
+
+def test_every_topic_has_the_files_the_authoring_guide_lists():
+    files = topic_files()
+    assert len(files) == 8 and "autograder/checks/<topic>/__init__.py" in files
     assert "stability" in TOPICS
     for topic in TOPICS:
-        for path in (f"release/{topic}/{topic}.ipynb", f"solutions/{topic}.py", f"autograder/checks/{topic}/__init__.py",
-                     f"tests/checks/test_{topic}.py", f"tests/mutants/{topic}.py",
-                     f"tests/alternatives/{topic}.py", f"autograder/course/demo_submissions/{topic}.py"):
-            assert (ROOT / path).exists(), path
+        for path in files:
+            assert (ROOT / path.replace("<topic>", topic)).exists(), path.replace("<topic>", topic)
 
 
 def test_committed_release_and_solutions_match_source():
@@ -119,15 +125,6 @@ def test_test_cells_are_written_from_the_spec(topic):
     for item in items_of(topic):
         assert notebooks.source_text(cells[item.cell_id]) == item_cell_source(item).rstrip("\n")
         assert cells[item.cell_id]["metadata"]["nbgrader"]["points"] == item.points
-
-
-def without_hidden_variants(monkeypatch, topic, index):
-    """Delete every hidden variant of the ``index``-th item of ``topic`` from the spec, for one test."""
-    from autograder.spec import _REGISTRY
-    items = items_of(topic)
-    items[index] = dataclasses.replace(items[index], hidden=())
-    monkeypatch.setitem(_REGISTRY, f"autograder.checks.{topic}", items)
-    return items[index]
 
 
 def test_deleting_a_hidden_variant_changes_the_notebook(monkeypatch):

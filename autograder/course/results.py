@@ -12,9 +12,9 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 
-from .checks import items_of
-from .errors import CheckFailure
-from .spec import PendingGPU, run_seed
+from ..checks import items_of
+from ..errors import CheckFailure
+from ..spec import PendingGPU, run_seed
 
 PASSED, FAILED, PENDING = "passed", "failed", "pending"
 

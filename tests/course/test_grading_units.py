@@ -1,0 +1,51 @@
+"""The grading tools' plain-data parts, without running nbgrader."""
+
+import pytest
+
+from autograder.course.grading import SubmissionResult, load_report, nbgrader_cause, save_report, zero_grades
+
+NBGRADER_LOG = """[AutogradeApp | INFO] Copying /c/submitted/bob/stability/timestamp.txt -> /c/autograded/bob/stability
+[AutogradeApp | ERROR] No assignment with ID 'stability' exists in the database
+[AutogradeApp | ERROR] There was an error processing files for assignment: stability
+[AutogradeApp | ERROR] Please see the the above traceback for details on the specific errors on the above failures.
+"""
+
+
+@pytest.mark.quick
+def test_nbgrader_failure_gives_nbgraders_own_cause():
+    assert nbgrader_cause(NBGRADER_LOG) == "No assignment with ID 'stability' exists in the database"
+    assert nbgrader_cause("Traceback (most recent call last):\n  File x\nValueError: bad thing\n") == \
+        "ValueError: bad thing"
+    assert nbgrader_cause("") == "(no output)"
+
+
+@pytest.mark.quick
+def test_missing_and_failed_submissions_score_zero_out_of_the_full_points():
+    grades = zero_grades("stability")
+    assert len(grades) == 8 and sum(m for _, m in grades.values()) == 18 and not any(s for s, _ in grades.values())
+
+
+@pytest.mark.quick
+def test_report_is_written_atomically_and_a_corrupt_one_is_named(tmp_path):
+    save_report(tmp_path, [SubmissionResult("ann", "stability", grades={"softmax_forward": [3.0, 3.0]}, seed=9)])
+    save_report(tmp_path, [SubmissionResult("bob", "stability", status="missing")])
+    report = load_report(tmp_path)
+    assert set(report) == {"ann/stability", "bob/stability"} and report["ann/stability"]["seed"] == 9
+    assert [p.name for p in tmp_path.iterdir()] == ["grading-report.json"]   # no temporary file left behind
+    (tmp_path / "grading-report.json").write_text("{not json")
+    with pytest.raises(RuntimeError, match="grading-report.json is not valid JSON"):
+        load_report(tmp_path)
+
+
+@pytest.mark.quick
+def test_settings_command_lists_settings_items_and_declared_tolerances():
+    import json
+
+    from autograder.course.listing import settings_text
+    data = json.loads(settings_text(["stability", "amp"]))
+    assert data["settings"]["grading"]["gpu_items"] == "pending" and data["comparison_tolerances"]["float32"]
+    stability = data["topics"]["stability"]
+    assert stability["items"][0] == {"id": "softmax_forward", "points": 3.0, "visible": {},
+                                     "hidden": [{"cases": 80}], "needs": None}
+    assert stability["constants"]["CE_TOLERANCES"]["bfloat16"] == [0.03, 0.016]
+    assert any(i["needs"] == "cuda" for i in data["topics"]["amp"]["items"])
