@@ -87,18 +87,25 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None):
             finally:
                 _CURRENT.reset(token)
 
-        topic = fn.__module__.rsplit(".", 1)[-1]
-        item = Item(topic, fn.__name__[len("check_"):], run, float(points), dict(visible or {}),
-                    tuple(dict(h) for h in hidden), needs)
+        package = topic_package(fn.__module__)
+        item = Item(package.rsplit(".", 1)[-1], fn.__name__[len("check_"):], run, float(points),
+                    dict(visible or {}), tuple(dict(h) for h in hidden), needs)
         run.item = item
-        _REGISTRY.setdefault(fn.__module__, []).append(item)
+        _REGISTRY.setdefault(package, []).append(item)
         return run
     return declare
 
 
-def declared_in(module_name):
-    """The items declared in a module, in definition order."""
-    return list(_REGISTRY.get(module_name, []))
+def topic_package(module_name):
+    """``autograder.checks.<topic>`` for a module of that package (its ``__init__`` or a module beside it): a topic
+    may split its checks across files; its items are the topic's, in the order they are defined."""
+    parts = module_name.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["autograder", "checks"] and len(parts) > 2 else module_name
+
+
+def declared_in(package):
+    """The items declared in a topic's package, in definition order."""
+    return list(_REGISTRY.get(package, []))
 
 
 def current_check():

@@ -192,6 +192,11 @@ def submissions(course, assignments=None, students=None):
     return [(s, a) for s in students for a in assignments]
 
 
+def waiting_for_gpu(report, pairs):
+    """The ``(student, assignment)`` pairs whose report lists items pending a GPU."""
+    return [(s, a) for s, a in pairs if report.get(f"{s}/{a}", {}).get("pending")]
+
+
 def register_assignments(course, assignments):
     """Put each assignment in the course's gradebook as ``source/`` defines it now (nbgrader's generate_assignment):
     autograde restores the test cells, hidden tests included, from there."""
@@ -208,8 +213,7 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
     assignments = assignments or topics(course)
     pairs = submissions(course, assignments, students)
     if only_pending:
-        report = load_report(course)
-        pairs = [(s, a) for s, a in pairs if report.get(f"{s}/{a}", {}).get("pending")]
+        pairs = waiting_for_gpu(load_report(course), pairs)
     seed = new_run_seed() if seed is None else seed
     register_assignments(course, sorted({a for _, a in pairs}, key=assignments.index))
     if progress:
