@@ -159,7 +159,8 @@ def _expect_image(check, got_images, want_images, want_sizes, index, items, *, w
     if np.array_equal(got, want):
         return
     height, width = (int(v) for v in want_sizes[index])
-    label = f"image {index} ({items[index][0]!r}, {height}x{width}) in a batch padded to {want.shape[1]}x{want.shape[2]}"
+    label = (f"image {index} ({items[index][0]!r}, {height}x{width}) in a batch padded to "
+             f"{want.shape[1]}x{want.shape[2]}")
     pixels = want[:, :height, :width]
     if np.array_equal(got[:, :height, :width], pixels):
         padding = np.ones(got.shape, dtype=bool)
