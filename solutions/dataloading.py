@@ -106,3 +106,20 @@ class TarImageDataset(IterableDataset):
                     if image is None:
                         raise ValueError(f"{path}: member {member.name!r} is not a decodable image")
                     yield member.name, image
+
+
+# --- cell collate_images ---
+import numpy as np
+import torch
+
+
+def collate_images(batch):
+    """[(name, HxWx3 uint8 image)] -> (names, images [B, 3, Hmax, Wmax] uint8 zero padded, sizes [B, 2] int64)."""
+    names = [name for name, _ in batch]
+    images = [torch.as_tensor(image) for _, image in batch]     # NumPy arrays or tensors; views, not copies yet
+    sizes = torch.tensor([tuple(image.shape[:2]) for image in images], dtype=torch.int64)
+    height, width = sizes.max(dim=0).values.tolist()
+    out = torch.zeros(len(images), 3, height, width, dtype=torch.uint8)
+    for index, image in enumerate(images):
+        out[index, :, :image.shape[0], :image.shape[1]] = image.permute(2, 0, 1)   # the one copy of each image
+    return names, out, sizes

@@ -3,7 +3,8 @@
 ``TarImageDataset`` splits by sample index instead of by shard: every reader (worker of a rank) reads every shard
 and keeps the images whose running index falls to it; it opens shards in random-access mode, checks the paths in
 ``__init__`` and decodes with ``np.fromfile``-free buffers. ``write_shards`` deals images round-robin;
-``ImageDirectoryDataset`` uses ``glob`` and reads bytes itself before ``cv2.imdecode``.
+``ImageDirectoryDataset`` uses ``glob`` and reads bytes itself before ``cv2.imdecode``; ``collate_images`` copies
+each image into a channels-first tensor, pads it with ``F.pad`` and stacks.
 This module is importable, so the checks can also run it with the "spawn" start method.
 """
 
@@ -13,6 +14,8 @@ import tarfile
 
 import cv2
 import numpy as np
+import torch
+import torch.nn.functional as F
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 
@@ -82,3 +85,13 @@ class TarImageDataset(IterableDataset):
                     if image is None:
                         raise RuntimeError(f"cannot decode {member.name} in {os.path.basename(path)}")
                     yield member.name, image
+
+
+def collate_images(batch):
+    names = [item[0] for item in batch]
+    planes = [torch.tensor(np.asarray(item[1])).permute(2, 0, 1) for item in batch]   # torch.tensor copies
+    height = max(p.shape[1] for p in planes)
+    width = max(p.shape[2] for p in planes)
+    images = torch.stack([F.pad(p, (0, width - p.shape[2], 0, height - p.shape[1])) for p in planes])
+    sizes = torch.stack([torch.tensor(list(p.shape[1:])) for p in planes])
+    return names, images, sizes

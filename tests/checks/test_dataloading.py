@@ -1,15 +1,18 @@
 """The dataloading checks pass correct solutions, catch each realistic mistake, and survive bad datasets.
 
-DataLoader passes start real worker processes with "fork" (the default) or "spawn"; the spawn tests use
-classes from importable modules (tests.alternatives, tests.mutants), since spawned workers import the class.
+DataLoader passes start real worker processes with "fork" (the default), "spawn" or "forkserver"; those tests use
+classes and functions from importable modules (tests.alternatives, tests.mutants), since such workers import them.
 """
 
 import multiprocessing
 import sys
 import time
 import types
+import warnings
 
+import numpy as np
 import pytest
+import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from autograder import settings as settings_module
@@ -152,3 +155,79 @@ def test_undecoded_images_get_a_message_not_an_internal_error():
                            {"check_tar_dataset_workers", "check_tar_dataset_decoding"})
     assert "not an HxWx3 image" in failed["check_tar_dataset_workers"]
     assert "NoneType" in failed["check_tar_dataset_decoding"] and "internal error" not in str(failed)
+
+
+# ------------------------------------------------------------------ collate_images
+
+def _collate_failure(collate, check=dataloading.check_collate_images_values):
+    with pytest.raises(AssertionError) as excinfo:
+        check(collate)
+    return str(excinfo.value)
+
+
+def test_collate_messages_name_the_mistake():
+    assert "channels last" in _collate_failure(mutants.collate_channels_last)
+    assert "sizes holds (W, H)" in _collate_failure(mutants.collate_sizes_wh)
+    assert "not in the top-left corner" in _collate_failure(mutants.collate_centred)
+    assert "holds 114 everywhere" in _collate_failure(mutants.collate_grey_padding)
+    message = _collate_failure(mutants.collate_stack_when_equal)
+    assert "collate_images(<3 NumPy images (H x W: 1x1, 6x4, 3x9)>) raised RuntimeError" in message
+    assert "array(" not in message and "To try it: collate_images([" in message
+    shared = _collate_failure(mutants.collate_view_of_single, dataloading.check_collate_images_copies)
+    assert "shares memory" in shared and "1 NumPy image" in shared
+
+
+def test_collate_repro_call_runs_in_the_notebook():
+    message = _collate_failure(mutants.collate_centred)
+    call = message.split("To try it: ", 1)[1].split("\n", 1)[0]
+    names, images, sizes = eval(call, {"np": np, "torch": torch, "collate_images": alternative_module.collate_images})
+    assert list(images.shape[:2]) == [3, 3] and sizes.dtype == torch.int64
+
+
+def collate_writes_into_its_input(batch):
+    for _, image in batch:
+        image[0, 0] = 0                                  # "clears" a corner in place
+    return alternative_module.collate_images(batch)
+
+
+def test_collate_that_writes_into_its_input_is_named():
+    message = _collate_failure(collate_writes_into_its_input, dataloading.check_collate_images_copies)
+    assert "changed input image 0" in message and "in place" in message
+
+
+def test_pin_memory_on_a_cpu_machine_passes_without_warning_the_student():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dataloading.check_collate_images_loader(alternative_module.collate_images)
+    assert not [w for w in caught if "pin_memory" in str(w.message)]
+
+
+def test_collate_loader_runs_with_forkserver():
+    """Python 3.14's default on Linux: with it configured, an importable collate_fn and the grader's dataset
+    reach the workers pickled (spawn works the same way; test_checks_run_with_spawn covers it)."""
+    before = new_children()
+    with settings_module.override({"dataloading": {"start_method": "forkserver"}}):
+        assert dataloading_runs.start_method() == "forkserver"
+        dataloading.check_collate_images_loader(alternative_module.collate_images, tensors=True)
+    assert new_children() - before == set()
+
+
+def test_spawn_explains_a_notebook_collate_fn(monkeypatch):
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))   # a kernel's: no __file__
+
+    def collate_images(batch):
+        return alternative_module.collate_images(batch)
+    collate_images.__module__ = "__main__"
+    with settings_module.override({"dataloading": {"start_method": "spawn"}}), \
+            pytest.raises(AssertionError) as excinfo:
+        dataloading.check_collate_images_loader(collate_images)
+    assert "cannot import collate_images because it is defined in the notebook" in str(excinfo.value)
+
+
+@pytest.mark.gpu
+def test_collated_batches_come_out_pinned_on_cuda():
+    dataset = dataloading.SyntheticImageDataset(dataloading.synthetic.make_samples(7, formats=("png",)))
+    batches = dataloading_runs.load_all("demo", dataset, 2, where="a test", batch_size=3, pin_memory=True,
+                                        collate_fn=alternative_module.collate_images)
+    assert len(batches) == 3 and all(images.is_pinned() and sizes.is_pinned() for _, images, sizes in batches)
+    dataloading.check_collate_images_loader(alternative_module.collate_images)

@@ -11,6 +11,7 @@ import tarfile
 
 import cv2
 import numpy as np
+import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
@@ -295,7 +296,114 @@ def shards_no_validation(image_paths, out_dir, num_shards):
     return _write(out_dir, [image_paths[i::num_shards] for i in range(num_shards)])
 
 
+# ------------------------------------------------------------------ collate_images
+
+def _parts(batch):
+    """(names, HxWx3 NumPy arrays, Hmax, Wmax) of a batch of NumPy arrays or CPU tensors."""
+    arrays = [np.asarray(image) for _, image in batch]
+    return ([name for name, _ in batch], arrays, max(a.shape[0] for a in arrays), max(a.shape[1] for a in arrays))
+
+
+def _sizes(arrays):
+    return torch.tensor([a.shape[:2] for a in arrays], dtype=torch.int64)
+
+
+def _placed(arrays, height, width, *, offset=lambda a, h, w: (0, 0), fill=0):
+    out = torch.full((len(arrays), 3, height, width), fill, dtype=torch.uint8)
+    for i, a in enumerate(arrays):
+        top, left = offset(a, height, width)
+        out[i, :, top:top + a.shape[0], left:left + a.shape[1]] = torch.from_numpy(a).permute(2, 0, 1)
+    return out
+
+
+def collate_channels_last(batch):
+    """Pads in NumPy, as OpenCV's arrays come, and never moves the channels first: [B, Hmax, Wmax, 3]."""
+    names, arrays, height, width = _parts(batch)
+    out = np.zeros((len(arrays), height, width, 3), np.uint8)
+    for i, a in enumerate(arrays):
+        out[i, :a.shape[0], :a.shape[1]] = a
+    return names, torch.from_numpy(out), _sizes(arrays)
+
+
+def collate_centred(batch):
+    """Centres each image in its slot: the padding is split between top and bottom, left and right."""
+    names, arrays, height, width = _parts(batch)
+    centre = lambda a, h, w: ((h - a.shape[0]) // 2, (w - a.shape[1]) // 2)  # noqa: E731
+    return names, _placed(arrays, height, width, offset=centre), _sizes(arrays)
+
+
+def collate_resized(batch):
+    """Resizes every image to the largest height and width instead of padding it."""
+    names, arrays, height, width = _parts(batch)
+    out = torch.stack([torch.from_numpy(cv2.resize(a, (width, height))).permute(2, 0, 1) for a in arrays])
+    return names, out, _sizes(arrays)
+
+
+def collate_int32_sizes(batch):
+    names, arrays, height, width = _parts(batch)
+    return names, _placed(arrays, height, width), torch.tensor([a.shape[:2] for a in arrays], dtype=torch.int32)
+
+
+def collate_sizes_wh(batch):
+    """Sizes as (W, H), the order cv2.resize takes."""
+    names, arrays, height, width = _parts(batch)
+    return names, _placed(arrays, height, width), torch.tensor([(a.shape[1], a.shape[0]) for a in arrays])
+
+
+def collate_stack_when_equal(batch):
+    """torch.stack, which is right only when every image has the same size."""
+    names, arrays, _, _ = _parts(batch)
+    return names, torch.stack([torch.from_numpy(a).permute(2, 0, 1) for a in arrays]), _sizes(arrays)
+
+
+def collate_float(batch):
+    """Converts to float in [0, 1] in the collate function."""
+    names, arrays, height, width = _parts(batch)
+    return names, _placed(arrays, height, width).float() / 255, _sizes(arrays)
+
+
+def collate_grey_padding(batch):
+    """Pads with 114 (the "letterbox" grey of some detectors) instead of 0."""
+    names, arrays, height, width = _parts(batch)
+    return names, _placed(arrays, height, width, fill=114), _sizes(arrays)
+
+
+def collate_list_of_tensors(batch):
+    """Returns each image as its own [3, H, W] tensor: no padding, no batch tensor."""
+    names, arrays, _, _ = _parts(batch)
+    return names, [torch.from_numpy(a.copy()).permute(2, 0, 1) for a in arrays], _sizes(arrays)
+
+
+def collate_drops_names(batch):
+    """Returns (images, sizes) only."""
+    _, arrays, height, width = _parts(batch)
+    return _placed(arrays, height, width), _sizes(arrays)
+
+
+def collate_sorts_by_size(batch):
+    """Sorts the images by area (largest first), as for packed sequences, but leaves the names in input order."""
+    names, arrays, height, width = _parts(batch)
+    arrays = sorted(arrays, key=lambda a: -a.shape[0] * a.shape[1])
+    return names, _placed(arrays, height, width), _sizes(arrays)
+
+
+def collate_view_of_single(batch):
+    """A shortcut for one image: returns a view of the input instead of a copy."""
+    names, arrays, height, width = _parts(batch)
+    if len(batch) == 1:
+        return names, torch.as_tensor(batch[0][1]).permute(2, 0, 1).unsqueeze(0), _sizes(arrays)
+    return names, _placed(arrays, height, width), _sizes(arrays)
+
+
+def collate_on_gpu(batch):
+    """Moves the batch to the GPU inside the collate function, i.e. in a DataLoader worker."""
+    names, arrays, height, width = _parts(batch)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return names, _placed(arrays, height, width).to(device), _sizes(arrays).to(device)
+
+
 WORKERS, RANKS = "check_tar_dataset_workers", "check_tar_dataset_ranks"
+VALUES, COPIES, LOADER = "check_collate_images_values", "check_collate_images_copies", "check_collate_images_loader"
 MUTANTS = {
     "tutorial's naive tar dataset (duplicates with workers)": ({"TarImageDataset": NaiveTarDataset},
                                                                {WORKERS, RANKS}),
@@ -321,4 +429,22 @@ MUTANTS = {
     "shards: full paths as member names": ({"write_shards": shards_full_paths}, {"check_write_shards"}),
     "shards: unseeded shuffle": ({"write_shards": shards_random}, {"check_write_shards"}),
     "shards: no ValueError": ({"write_shards": shards_no_validation}, {"check_write_shards"}),
+    "collate: channels last": ({"collate_images": collate_channels_last}, {VALUES, LOADER}),
+    "collate: centred (padding on top and left too)": ({"collate_images": collate_centred}, {VALUES, LOADER}),
+    "collate: resizes instead of padding": ({"collate_images": collate_resized}, {VALUES, LOADER}),
+    "collate: int32 sizes": ({"collate_images": collate_int32_sizes}, {VALUES, LOADER}),
+    "collate: sizes as (W, H)": ({"collate_images": collate_sizes_wh}, {VALUES, LOADER}),
+    "collate: stacks (only equal sizes work)": ({"collate_images": collate_stack_when_equal},
+                                                {VALUES, COPIES, LOADER}),
+    "collate: float output": ({"collate_images": collate_float}, {VALUES, LOADER}),
+    "collate: pads with 114": ({"collate_images": collate_grey_padding}, {VALUES, LOADER}),
+    "collate: a list of tensors": ({"collate_images": collate_list_of_tensors}, {VALUES, COPIES, LOADER}),
+    "collate: drops the names": ({"collate_images": collate_drops_names}, {VALUES, COPIES, LOADER}),
+    "collate: sorts images by size, not the names": ({"collate_images": collate_sorts_by_size}, {VALUES, LOADER}),
+    "collate: a view of the input for one image": ({"collate_images": collate_view_of_single}, {COPIES}),
+}
+
+# Mistakes only a machine with CUDA shows: on a CPU-only machine the mutant stays on the CPU and is right.
+GPU_MUTANTS = {
+    "collate: moves the batch to the GPU in the worker": ({"collate_images": collate_on_gpu}, {VALUES, LOADER}),
 }

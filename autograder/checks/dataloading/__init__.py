@@ -1,16 +1,18 @@
-"""Checks for the ``dataloading`` assignment: an image folder, tar shards, and a sharded IterableDataset.
+"""Checks for the ``dataloading`` assignment: an image folder, tar shards, a sharded IterableDataset, and a
+``collate_fn`` for batches of images of different sizes.
 
 The grader makes its own data (:mod:`.synthetic`): images whose pixels carry their id, encoded by
 OpenCV as PNG and JPEG, written into shards by the grader's own writer together with members that are not
 images. ``TarImageDataset`` is therefore graded independently of the student's ``write_shards``. The
-exactly-once checks run real ``DataLoader`` worker processes (see :mod:`.dataloading_runs` for time limits,
-clean-up and the start method).
+exactly-once checks run real ``DataLoader`` worker processes (see :mod:`.runs` for time limits, clean-up and
+the start method); :mod:`.batches` holds the oracle and the expectations for ``collate_images``.
 """
 
 import os
 import tempfile
 
 import numpy as np
+import torch
 
 from . import synthetic
 from ...errors import CheckFailure
@@ -19,6 +21,8 @@ from ...student import call_student
 from ...spec import current_check, graded
 from .expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
+from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, as_array, call_collate, describe_batch,
+                      expect_collated, expect_own_memory, make_batch, random_sizes)
 from .resources import pass_and_files, peak_traced_bytes
 from .runs import describe_run, load_all
 
@@ -27,6 +31,10 @@ WORKER_GRID = ((1, (0, 2, 3)), (2, (1, 2, 5)), (3, (2, 3, 5)), (7, (0, 2, 3, 5))
 # (number of shards, world_size): every rank runs a DataLoader with two workers.
 RANK_GRID = ((3, 2), (7, 3), (2, 3))
 RANK_WORKERS = 2
+# collate_images in a DataLoader: batches of 3 over 10 .. 17 images (never a multiple of 3: a last partial batch),
+# with two workers; the synthetic sizes plus a 1-pixel and a tall image.
+LOADER_BATCH, LOADER_WORKERS = 3, 2
+LOADER_SIZES = synthetic.SIZES + ((1, 1), (30, 2))
 
 
 def _shard_set(directory, num_shards, rng, *, first_id=0, empty_shard=False):
@@ -332,3 +340,76 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
                                hint="tarfile keeps every member it reads in `tar.members`: set `tar.members = []` "
                                     "after each one, and don't call `getmembers()` or keep lists of names.",
                                measurements={"bytes_per_member": per_member})
+
+
+# ------------------------------------------------------------------ collate_images
+
+@graded(3, hidden=[{"cases": 60}])
+def check_collate_images_values(collate_images, *, seed=0, cases=20):
+    """``collate_images(batch)`` returns ``(names, images, sizes)``: the names in batch order; ``images`` one
+    ``[B, 3, Hmax, Wmax]`` uint8 CPU tensor, image ``i`` channels first (BGR kept) in the top-left corner of slot
+    ``i``, exactly its pixels, zeros elsewhere; ``sizes`` a ``[B, 2]`` int64 tensor of each ``(H, W)``. On random
+    batches of NumPy arrays and of uint8 tensors, and on one image, equal sizes, a 1-pixel, a tall and a wide one."""
+    __tracebackhide__ = True
+    check = current_check()
+    rng = np.random.default_rng(800 + seed)
+    batches = [make_batch(rng, sizes, tensors=tensors) for sizes, tensors in EDGE_BATCHES]
+    batches += [make_batch(rng, random_sizes(rng), tensors=bool(k % 2)) for k in range(cases)]
+    for items in batches:
+        result = call_collate(check, collate_images, items)
+        expect_collated(check, result, items, where=f"collate_images on {describe_batch(items)}")
+
+
+@graded(1, hidden=[{}])
+def check_collate_images_copies(collate_images, *, seed=0):
+    """``collate_images`` leaves its input images unchanged, and the batch it returns shares no memory with
+    them: writing into the returned tensors leaves the inputs as they were (one image, equal sizes, mixed sizes;
+    NumPy and tensor inputs)."""
+    __tracebackhide__ = True
+    check = current_check()
+    rng = np.random.default_rng(850 + seed)
+    for sizes, tensors in COPY_BATCHES:
+        items = make_batch(rng, sizes, tensors=tensors)
+        before = [as_array(image).copy() for _, image in items]
+        result = call_collate(check, collate_images, items)
+        expect_own_memory(check, result, items, before, where=f"collate_images on {describe_batch(items)}")
+
+
+@graded(2, hidden=[{"tensors": True}])
+def check_collate_images_loader(collate_images, *, seed=0, tensors=False):
+    """As the ``collate_fn`` of a real ``DataLoader`` (two worker processes, ``batch_size=3`` with a last partial
+    batch, ``pin_memory=True``) over the grader's dataset of synthetic images of different sizes: every batch is
+    the right collation, and every image comes out exactly once and decodes back to its own id. With CUDA, the
+    batches come out in pinned memory."""
+    __tracebackhide__ = True
+    check = current_check()
+    rng = np.random.default_rng(900 + seed)
+    count = int(rng.choice([n for n in range(10, 18) if n % LOADER_BATCH]))
+    samples = synthetic.make_samples(count, seed=seed, first_id=int(rng.integers(0, synthetic.MAX_ID - 20)),
+                                     formats=("png",), sizes=LOADER_SIZES)
+    dataset = SyntheticImageDataset(samples, tensors=tensors)
+    order = [int(i) for i in rng.permutation(count)]
+    where = (f"DataLoader(<{count} synthetic {'tensor' if tensors else 'NumPy'} images, shuffled>, "
+             f"batch_size={LOADER_BATCH}, num_workers={LOADER_WORKERS}, collate_fn=collate_images, pin_memory=True)")
+    planned = [order[i:i + LOADER_BATCH] for i in range(0, count, LOADER_BATCH)]
+    call_collate(check, collate_images, [dataset[i] for i in planned[0]])   # an error shows best in this process
+    batches = load_all(check, dataset, LOADER_WORKERS, where=where, batch_size=LOADER_BATCH,
+                       collate_fn=collate_images, sampler=order, pin_memory=True)
+    if len(batches) != len(planned):
+        raise CheckFailure(check, f"with {where}: {len(batches)} batches came out, expected {len(planned)}.")
+    items = []
+    for number, (batch, indices) in enumerate(zip(batches, planned)):
+        label = f"{where}, batch {number}" + (f" (the last, of {len(indices)} images)" if number == len(planned) - 1
+                                              else "")
+        expect_collated(check, batch, [dataset[i] for i in indices], where=label)
+        names, images, sizes = batch
+        items += [(name, images[row, :, :h, :w].permute(1, 2, 0).numpy())
+                  for row, (name, (h, w)) in enumerate(zip(names, sizes.tolist()))]
+    expect_exactly_once(check, {"one process": items}, samples, where=where)
+    if torch.cuda.is_available():
+        for number, (_, images, sizes) in enumerate(batches):
+            for label, tensor in (("images", images), ("sizes", sizes)):
+                if not tensor.is_pinned():
+                    raise CheckFailure(check, f"with {where}: batch {number}'s {label} is not in pinned memory.",
+                                       hint="Return plain tensors in a tuple: the DataLoader pins every tensor in "
+                                            "a tuple, list or dict (and objects with a pin_memory() method).")

@@ -1,13 +1,16 @@
 """Running a student's dataset through real ``DataLoader`` worker processes, safely.
 
 Every pass has a time limit (``settings.dataloader_timeout_s``: the alarm in the main process, and the
-DataLoader's own ``timeout`` for each batch from a worker), warnings about worker counts are silenced, and any
-worker process still alive after the pass, failed or not, is terminated.
+DataLoader's own ``timeout`` for each batch from a worker), warnings about worker counts (and about
+``pin_memory`` on a machine without an accelerator) are silenced, and any worker process still alive after the
+pass, failed or not, is terminated.
 
 Start method: workers start with ``settings.dataloading.start_method`` ("fork" by default, where the platform
-has it). Under "spawn" (or "forkserver") each worker unpickles the dataset, which imports its class by module
-and name: a class defined in a notebook lives in ``__main__``, which a spawned worker cannot import, so the
-checks only grade such a class with "fork" and say so otherwise.
+has it), always passed to the DataLoader as ``multiprocessing_context``, so Python's own default (``fork`` on
+Linux up to 3.13, ``forkserver`` from 3.14) never decides. Under "spawn" (or "forkserver") each worker unpickles
+the dataset and the ``collate_fn``, which imports them by module and name: a class or function defined in a
+notebook lives in ``__main__``, which a spawned worker cannot import, so the checks only grade such code with
+"fork" and say so otherwise.
 """
 
 import contextlib
@@ -28,9 +31,9 @@ def start_method():
     return wanted if wanted in multiprocessing.get_all_start_methods() else "spawn"
 
 
-def _importable_by_workers(dataset):
-    cls = type(dataset)
-    if cls.__module__ != "__main__":
+def _importable_by_workers(obj):
+    """Whether a worker started with spawn or forkserver can import ``obj`` (a class or function) by name."""
+    if getattr(obj, "__module__", None) != "__main__":
         return True
     return getattr(sys.modules.get("__main__"), "__file__", None) is not None
 
@@ -60,28 +63,38 @@ def reaping_workers():
                 process.join(2.0)
 
 
-def load_all(check, dataset, num_workers, *, where, timeout=None):
-    """Every item a ``DataLoader(dataset, batch_size=None, num_workers=...)`` yields, as a list.
+def load_all(check, dataset, num_workers, *, where, timeout=None, batch_size=None, collate_fn=None,
+             sampler=None, pin_memory=False):
+    """Every item (or batch) a ``DataLoader(dataset, batch_size, num_workers=..., ...)`` yields, as a list.
 
-    A pass that raises, or lasts longer than ``timeout`` seconds, becomes a :class:`CheckFailure` naming
-    ``where`` (the configuration); worker processes never outlive the call.
+    The defaults give single samples (``batch_size=None``); ``batch_size``, ``collate_fn``, ``sampler`` and
+    ``pin_memory`` are passed to the DataLoader as given. A pass that raises, or lasts longer than ``timeout``
+    seconds, becomes a :class:`CheckFailure` naming ``where`` (the configuration); worker processes never
+    outlive the call.
     """
     __tracebackhide__ = True
     timeout = settings.dataloader_timeout_s if timeout is None else timeout
     options = {}
     if num_workers:
         method = start_method()
-        if method != "fork" and not _importable_by_workers(dataset):
-            raise CheckFailure(check, f"with {where}: the grader starts DataLoader workers with '{method}', which "
-                                      f"cannot import {type(dataset).__name__} because it is defined in the notebook.",
-                               hint="Ask your instructor: the loading checks grade notebook classes with "
-                                    "settings.dataloading.start_method = 'fork'.")
+        for code in (type(dataset), collate_fn):
+            if code is not None and method != "fork" and not _importable_by_workers(code):
+                name = getattr(code, "__name__", code)
+                raise CheckFailure(check, f"with {where}: the grader starts DataLoader workers with '{method}', "
+                                          f"which cannot import {name} because it is defined in the notebook.",
+                                   hint="Ask your instructor: the loading checks grade notebook code with "
+                                        "settings.dataloading.start_method = 'fork'.")
         options = {"multiprocessing_context": method, "timeout": timeout}
+    if collate_fn is not None:
+        options["collate_fn"] = collate_fn
+    if sampler is not None:
+        options["sampler"] = sampler
     state = {}
 
     def one_pass():
         try:
-            loader = DataLoader(dataset, batch_size=None, num_workers=num_workers, **options)
+            loader = DataLoader(dataset, batch_size=batch_size, num_workers=num_workers, pin_memory=pin_memory,
+                                **options)
             state["iterator"] = iterator = iter(loader)
             items = list(iterator)
             state["finished"] = True
@@ -94,6 +107,7 @@ def load_all(check, dataset, num_workers, *, where, timeout=None):
     with reaping_workers(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*worker processes in total.*")   # more workers than cores
         warnings.filterwarnings("ignore", message=".*pickle error when attempting to start a worker.*")
+        warnings.filterwarnings("ignore", message=".*pin_memory.*no accelerator.*")   # pin_memory on a CPU machine
         try:
             limit = timeout + 5 if num_workers else timeout
             items, error = call_student(check, one_pass, timeout=limit, what="a full pass over a DataLoader")

@@ -1,9 +1,11 @@
-"""The demo's plausible buggy student for `dataloading`: the tutorial's tar dataset and ceil-sized shards.
+"""The demo's plausible buggy student for `dataloading`: the tutorial's tar dataset, ceil-sized shards, and a
+channels-last batch.
 
 ``CELLS`` maps a solution cell's grade_id to what this student typed there; other
 solution cells hold the reference answer. This student's ``TarImageDataset`` reads every shard in every
 worker (duplicates with workers and ranks) and never closes its shards; ``write_shards`` cuts chunks of
-ceil(n / num_shards) images, so the last shard comes out short.
+ceil(n / num_shards) images, so the last shard comes out short; ``collate_images`` pads correctly in NumPy but
+never moves the channels first, so its batches are [B, Hmax, Wmax, 3] (it still copies: the copies item passes).
 """
 
 CELLS = {
@@ -53,5 +55,20 @@ class TarImageDataset(IterableDataset):
                     if image is None:
                         raise ValueError(f"cannot decode {member.name} in {path}")
                     yield member.name, image
+''',
+    "collate_images": '''import numpy as np
+import torch
+
+
+def collate_images(batch):
+    """[(name, HxWx3 uint8 image)] -> (names, images [B, 3, Hmax, Wmax] uint8 zero padded, sizes [B, 2] int64)."""
+    names = [name for name, _ in batch]
+    arrays = [np.asarray(image) for _, image in batch]
+    sizes = torch.tensor([a.shape[:2] for a in arrays])
+    height, width = sizes.max(dim=0).values.tolist()
+    out = np.zeros((len(arrays), height, width, 3), np.uint8)
+    for index, a in enumerate(arrays):
+        out[index, :a.shape[0], :a.shape[1]] = a
+    return names, torch.from_numpy(out), sizes
 ''',
 }
