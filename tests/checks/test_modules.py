@@ -5,7 +5,7 @@ import torch
 
 from autograder.checks import modules
 from tests.mutants.modules import MUTANTS
-from tests.proving import check_names, failing, reference, with_replacements
+from tests.proving import check_names, failing, failing_among, reference, with_replacements
 
 TOPIC = "modules"
 
@@ -83,3 +83,49 @@ def test_hanging_constructor_costs_only_affine_checks():
     failed = failing(TOPIC, with_replacements(TOPIC, {"Affine": Hangs}))
     assert set(failed) == {c for c in check_names(TOPIC) if "affine" in c}
     assert "broken __init__" in failed["check_affine_forward"]
+
+
+# ------------------------------------------------------------------ make_mlp: distinct layers
+
+
+def test_reused_layer_message_names_the_positions():
+    replacements, _ = MUTANTS["make_mlp reusing one Linear for layers of equal size"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_make_mlp_structure"]
+    assert "make_mlp([5, 5, 5]) puts the same Linear module at positions 0 and 2" in message
+    assert "new torch.nn.Linear(n_in, n_out) for every consecutive pair" in message
+
+
+def _mlp_tying_weights(share):
+    """Distinct Linear modules, but each layer of already seen sizes takes the first one's weight (``share``)."""
+    def make_mlp(sizes, activation=torch.nn.ReLU):
+        if len(sizes) < 2:
+            raise ValueError("two sizes at least")
+        first, layers = {}, []
+        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            if i:
+                layers.append(activation())
+            layer = torch.nn.Linear(n_in, n_out)
+            if (n_in, n_out) in first:
+                share(layer, first[n_in, n_out])
+            first.setdefault((n_in, n_out), layer)
+            layers.append(layer)
+        return torch.nn.Sequential(*layers)
+    return make_mlp
+
+
+def _same_parameter(layer, first):
+    layer.weight = first.weight
+
+
+def _same_memory(layer, first):
+    layer.weight = torch.nn.Parameter(first.weight.data)    # a new Parameter on the same storage
+
+
+@pytest.mark.parametrize("share", [_same_parameter, _same_memory], ids=["same Parameter", "same storage"])
+def test_weights_tied_between_distinct_layers_lose_only_the_structure(share):
+    failed = failing(TOPIC, with_replacements(TOPIC, {"make_mlp": _mlp_tying_weights(share)}))
+    assert set(failed) == {"check_make_mlp_structure"}
+    message = failed["check_make_mlp_structure"]
+    assert "make_mlp([5, 5, 5]) has 35 distinct parameter values; expected 60" in message
+    assert "0.weight = 2.weight" in message and "tied" in message
+

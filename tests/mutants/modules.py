@@ -133,6 +133,19 @@ def mlp_without_bias(sizes, activation=torch.nn.ReLU):
     return torch.nn.Sequential(*layers)
 
 
+def mlp_reusing_layers_of_equal_size(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    built, layers = {}, []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(activation())
+        if (n_in, n_out) not in built:                       # the same layer again for the same sizes
+            built[n_in, n_out] = torch.nn.Linear(n_in, n_out)
+        layers.append(built[n_in, n_out])
+    return torch.nn.Sequential(*layers)
+
+
 # ---------------------------------------------------------------------- fit
 
 
@@ -211,6 +224,8 @@ MUTANTS = {
     "make_mlp asserting instead of raising ValueError": ({"make_mlp": mlp_assert_instead_of_value_error},
                                                          {"check_make_mlp_rejects_short_sizes"}),
     "make_mlp without biases": ({"make_mlp": mlp_without_bias}, {"check_make_mlp_structure"}),
+    "make_mlp reusing one Linear for layers of equal size": ({"make_mlp": mlp_reusing_layers_of_equal_size},
+                                                              {"check_make_mlp_structure"}),
     "fit without zero_grad": ({"fit": fit_without_zero_grad}, {"check_fit_matches_sgd"}),
     "fit on the sum of squares": ({"fit": fit_sum_of_squares}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
     "fit with momentum": ({"fit": fit_with_momentum}, {"check_fit_matches_sgd"}),

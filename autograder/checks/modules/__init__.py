@@ -187,7 +187,8 @@ def check_affine_round_trips(Affine, *, seed=0):
 # ------------------------------------------------------------------------ make_mlp
 
 def _mlp_cases(gen, extra):
-    cases = [([3, 5], None), ([4, 8, 2], None), ([1, 16, 16, 1], torch.nn.Tanh), ((6, 3, 3, 2, 7), torch.nn.GELU)]
+    cases = [([3, 5], None), ([4, 8, 2], None), ([1, 16, 16, 1], torch.nn.Tanh), ((6, 3, 3, 2, 7), torch.nn.GELU),
+             ([5, 5, 5], None), ((2, 7, 7, 7, 3), torch.nn.Tanh)]    # equal consecutive sizes: no layer reused
     activations = (None, torch.nn.Tanh, torch.nn.SiLU, torch.nn.Sigmoid, torch.nn.ELU)
     for _ in range(extra):
         length = int(torch.randint(2, 6, (1,), generator=gen))
@@ -226,8 +227,9 @@ def _expected_layers(sizes, activation):
 @graded(2, hidden=[{"extra": 12}])
 def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
     """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
-    ``activation`` (ReLU by default) between two of them and none after the last, with exactly
-    sum(n_in * n_out + n_out) parameters."""
+    ``activation`` (ReLU by default) between two of them and none after the last; every Linear its own module,
+    and exactly sum(n_in * n_out + n_out) distinct parameter values (a layer or a weight shared between layers of
+    equal size loses)."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(1400 + seed)
@@ -247,19 +249,53 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                       f"[{', '.join(expected)}].{note}",
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
-        count = sum(p.numel() for p in model.parameters())
+        _expect_distinct_layers(check, model, call, got)
+        count, shared = _distinct_parameters(model)
         expected_count = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes[:-1], sizes[1:]))
         if count != expected_count:
-            raise CheckFailure(check, f"{call} has {count} parameters; expected {expected_count} "
-                                      "(weights and biases of every Linear layer).",
-                               hint="Keep the default bias=True and do not share layers.")
+            note = (f" Some of them are one tensor under several names ({'; '.join(shared)}): those layers' weights "
+                    "are tied.") if shared else ""
+            raise CheckFailure(check, f"{call} has {count} distinct parameter values; expected {expected_count} "
+                                      f"(weights and biases of every Linear layer).{note}",
+                               hint="Keep the default bias=True and do not share layers or their weights: create a "
+                                    "new torch.nn.Linear(n_in, n_out) for every pair inside the loop.")
+
+
+def _expect_distinct_layers(check, model, call, shown):
+    """Every Linear of ``model`` is its own module object: a layer reused for equal sizes ties their weights."""
+    __tracebackhide__ = True
+    seen = {}
+    for position, layer in enumerate(model):
+        if isinstance(layer, torch.nn.Linear):
+            if id(layer) in seen:
+                first = seen[id(layer)]
+                raise CheckFailure(check, f"{call} puts the same Linear module at positions {first} and {position} "
+                                          f"({shown[position]}): the two layers share one weight and one bias, so "
+                                          "the model has fewer parameters than its sizes ask for, and training one "
+                                          "layer changes the other.",
+                                   hint="Create a new torch.nn.Linear(n_in, n_out) for every consecutive pair "
+                                        "inside the loop, even when two pairs have the same sizes; never reuse a "
+                                        "layer object (a dict or a variable kept across iterations).")
+            seen[id(layer)] = position
+
+
+def _distinct_parameters(model):
+    """``(number of distinct parameter elements, names that share a tensor)``: parameters counted once per
+    underlying memory (``data_ptr``), so a weight assigned to two layers or a view of another counts once."""
+    by_memory = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        by_memory.setdefault((parameter.device, parameter.data_ptr()), []).append((name, parameter.numel()))
+    count = sum(max(numel for _, numel in names) for names in by_memory.values())
+    shared = [" = ".join(name for name, _ in names) for names in by_memory.values() if len(names) > 1]
+    return count, shared
 
 
 def _reference_forward(model, sizes, activation, x):
-    """The float64 output of the Linear layers of ``model``, in order, with ``activation`` between them."""
+    """The float64 output of the Linear layers of ``model``, in order (a layer that appears twice is applied
+    twice), with ``activation`` between them."""
     act = (activation or torch.nn.ReLU)()
     out = x.double()
-    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    linears = [m for _, m in model.named_modules(remove_duplicate=False) if isinstance(m, torch.nn.Linear)]
     for i, layer in enumerate(linears):
         if i:
             out = act(out)
