@@ -43,3 +43,26 @@ def fit(model, x, y, steps=500, lr=0.1):
         loss.backward()
         optimizer.step()
     return loss.item()
+
+
+# --- cell normalizer ---
+class Normalizer(torch.nn.Module):
+    """Normalises each feature of x [N, num_features]: batch statistics in train(), running statistics in eval()."""
+
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum = momentum
+        self.eps = eps
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        if not self.training:
+            return (x - self.running_mean) / torch.sqrt(self.running_var + self.eps)
+        mean = x.mean(dim=0)
+        var = x.var(dim=0, correction=0)               # biased (divide by N): to normalise
+        n = x.shape[0]
+        with torch.no_grad():                          # statistics, kept out of the autograd graph
+            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+            self.running_var.mul_(1 - self.momentum).add_(self.momentum * var * n / (n - 1))   # unbiased
+        return (x - mean) / torch.sqrt(var + self.eps)

@@ -5,7 +5,7 @@ import torch
 
 from autograder.checks import modules
 from tests.mutants.modules import MUTANTS
-from tests.proving import check_names, failing, reference, with_replacements
+from tests.proving import check_names, failing, failing_among, reference, with_replacements
 
 TOPIC = "modules"
 
@@ -83,3 +83,173 @@ def test_hanging_constructor_costs_only_affine_checks():
     failed = failing(TOPIC, with_replacements(TOPIC, {"Affine": Hangs}))
     assert set(failed) == {c for c in check_names(TOPIC) if "affine" in c}
     assert "broken __init__" in failed["check_affine_forward"]
+
+
+# ------------------------------------------------------------------ make_mlp: distinct layers
+
+
+def test_reused_layer_message_names_the_positions():
+    replacements, _ = MUTANTS["make_mlp reusing one Linear for layers of equal size"]
+    message = failing_among(TOPIC, with_replacements(TOPIC, replacements),
+                            {"check_make_mlp_structure"})["check_make_mlp_structure"]
+    assert "make_mlp([5, 5, 5]) puts the same Linear module at positions 0 and 2" in message
+    assert "new torch.nn.Linear(n_in, n_out) for every consecutive pair" in message
+
+
+def _mlp_tying_weights(share):
+    """Distinct Linear modules, but each layer of already seen sizes takes the first one's weight (``share``)."""
+    def make_mlp(sizes, activation=torch.nn.ReLU):
+        if len(sizes) < 2:
+            raise ValueError("two sizes at least")
+        first, layers = {}, []
+        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            if i:
+                layers.append(activation())
+            layer = torch.nn.Linear(n_in, n_out)
+            if (n_in, n_out) in first:
+                share(layer, first[n_in, n_out])
+            first.setdefault((n_in, n_out), layer)
+            layers.append(layer)
+        return torch.nn.Sequential(*layers)
+    return make_mlp
+
+
+def _same_parameter(layer, first):
+    layer.weight = first.weight
+
+
+def _same_memory(layer, first):
+    layer.weight = torch.nn.Parameter(first.weight.data)    # a new Parameter on the same storage
+
+
+@pytest.mark.parametrize("share", [_same_parameter, _same_memory], ids=["same Parameter", "same storage"])
+def test_weights_tied_between_distinct_layers_lose_only_the_structure(share):
+    failed = failing_among(TOPIC, with_replacements(TOPIC, {"make_mlp": _mlp_tying_weights(share)}),
+                           {c for c in check_names(TOPIC) if "make_mlp" in c})
+    assert set(failed) == {"check_make_mlp_structure"}
+    message = failed["check_make_mlp_structure"]
+    assert "make_mlp([5, 5, 5]) has 35 distinct parameter values; expected 60" in message
+    assert "0.weight = 2.weight" in message and "tied" in message
+
+
+# ------------------------------------------------------------------------------ Normalizer
+
+
+@pytest.mark.parametrize("mistake, check, phrases", [
+    ("Normalizer with running statistics as plain tensor attributes", "check_normalizer_buffers",
+     ["running_mean is a plain tensor attribute", "self.register_buffer(\"running_mean\""]),
+    ("Normalizer with running statistics as nn.Parameter", "check_normalizer_buffers",
+     ["running_mean is an nn.Parameter", "the optimizer"]),
+    ("Normalizer with non-persistent buffers", "check_normalizer_buffers", ["persistent=False"]),
+    ("Normalizer wrapping nn.BatchNorm1d", "check_normalizer_buffers", ["found norm.running_mean, inside a submodule"]),
+    ("Normalizer wrapping nn.BatchNorm1d", "check_normalizer_no_builtin", ["norm: BatchNorm1d"]),
+    ("Normalizer calling F.batch_norm", "check_normalizer_no_builtin",
+     ["torch.nn.functional.batch_norm", "aten.native_batch_norm", "in train mode"]),
+    ("Normalizer updating running_var with the biased variance", "check_normalizer_train",
+     ["running_var after train step 1", "It looks like it was updated with the biased batch variance"]),
+    ("Normalizer applying momentum the other way round", "check_normalizer_train",
+     ["running_mean after train step 1", "It looks like momentum is applied the other way round"]),
+    ("Normalizer normalising with the unbiased variance", "check_normalizer_train",
+     ["the train-mode output of Normalizer(", "It looks like it divides by the unbiased batch variance"]),
+    ("Normalizer adding eps outside the square root", "check_normalizer_eval",
+     ["the eval-mode output", "It looks like eps is added outside the square root"]),
+    ("Normalizer normalising over the features of each row", "check_normalizer_train",
+     ["It looks like it normalises each row over its features"]),
+    ("Normalizer using batch statistics in eval mode", "check_normalizer_eval",
+     ["It looks like it normalises with the batch's own statistics"]),
+    ("Normalizer updating running statistics in eval mode", "check_normalizer_eval",
+     ["in eval() mode changed running_mean", "read, never updated", "self.training"]),
+    ("Normalizer updating running statistics with gradient history", "check_normalizer_gradients",
+     ["carries autograd history", "grad_fn=AddBackward0", "with torch.no_grad():"]),
+])
+def test_normalizer_mistake_is_named(mistake, check, phrases):
+    replacements, _ = MUTANTS[mistake]
+    message = failing_among(TOPIC, with_replacements(TOPIC, replacements), {check})[check]
+    for phrase in phrases:
+        assert phrase in message
+
+
+def test_first_normalizer_case_uses_the_defaults():
+    calls = []
+
+    class Recording(torch.nn.Module):
+        def __init__(self, *args, **kwargs):
+            super().__init__()
+            calls.append((args, kwargs))
+            raise RuntimeError("stop")
+
+    failing_among(TOPIC, with_replacements(TOPIC, {"Normalizer": Recording}), {"check_normalizer_train"})
+    (args, kwargs), = calls
+    assert len(args) == 1 and kwargs == {}
+
+
+class _NormalizerOtherSpellings(torch.nn.Module):
+    """Correct, written otherwise: var_mean with keepdim, in-place lerp_ under no_grad, and an extra buffer that
+    counts batches as BatchNorm1d's num_batches_tracked does."""
+
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.m, self.e = momentum, eps
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+        self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
+
+    def forward(self, x):
+        if self.training:
+            var, mean = torch.var_mean(x, dim=0, keepdim=True, correction=0)
+            n = x.shape[0]
+            with torch.no_grad():
+                self.running_mean.lerp_(mean.squeeze(0), self.m)
+                self.running_var.lerp_(var.squeeze(0) * (n / (n - 1)), self.m)
+                self.num_batches_tracked += 1
+        else:
+            mean, var = self.running_mean.unsqueeze(0), self.running_var.unsqueeze(0)
+        return (x - mean) / (var + self.e).sqrt()
+
+
+def test_other_normalizer_spellings_pass():
+    normalizer_checks = {c for c in check_names(TOPIC) if "normalizer" in c}
+    assert failing_among(TOPIC, with_replacements(TOPIC, {"Normalizer": _NormalizerOtherSpellings}),
+                         normalizer_checks) == {}
+
+
+class _NormalizerViaAten(_NormalizerOtherSpellings):
+    def forward(self, x):
+        return torch.ops.aten.native_batch_norm(x, None, None, self.running_mean, self.running_var, self.training,
+                                                self.m, self.e)[0]
+
+
+class _NormalizerViaInstanceNorm(_NormalizerOtherSpellings):
+    def forward(self, x):      # each feature as an instance: correct in train mode, and batch norm underneath
+        if not self.training:
+            return (x - self.running_mean) / torch.sqrt(self.running_var + self.e)
+        out = torch.nn.functional.instance_norm(x.t().unsqueeze(0), eps=self.e)
+        return out.squeeze(0).t()
+
+
+@pytest.mark.parametrize("normalizer", [_NormalizerViaAten, _NormalizerViaInstanceNorm], ids=["aten", "instance_norm"])
+def test_batch_norm_in_any_spelling_is_seen(normalizer):
+    message = failing_among(TOPIC, with_replacements(TOPIC, {"Normalizer": normalizer}),
+                            {"check_normalizer_no_builtin"})["check_normalizer_no_builtin"]
+    assert "which this exercise forbids" in message and "native_batch_norm" in message
+
+
+def test_float32_normalizer_must_stay_float32():
+    class Float64Out(_NormalizerOtherSpellings):
+        def forward(self, x):
+            return super().forward(x).double()
+
+    message = failing_among(TOPIC, with_replacements(TOPIC, {"Normalizer": Float64Out}),
+                            {"check_normalizer_train"})["check_normalizer_train"]
+    assert "has dtype torch.float64, expected torch.float32" in message
+
+
+def test_normalizer_modifying_x_in_place_is_told():
+    class InPlace(_NormalizerOtherSpellings):
+        def forward(self, x):
+            out = super().forward(x)
+            return x.copy_(out)
+
+    message = failing_among(TOPIC, with_replacements(TOPIC, {"Normalizer": InPlace}),
+                            {"check_normalizer_train"})["check_normalizer_train"]
+    assert "changed its input" in message

@@ -133,6 +133,19 @@ def mlp_without_bias(sizes, activation=torch.nn.ReLU):
     return torch.nn.Sequential(*layers)
 
 
+def mlp_reusing_layers_of_equal_size(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    built, layers = {}, []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(activation())
+        if (n_in, n_out) not in built:                       # the same layer again for the same sizes
+            built[n_in, n_out] = torch.nn.Linear(n_in, n_out)
+        layers.append(built[n_in, n_out])
+    return torch.nn.Sequential(*layers)
+
+
 # ---------------------------------------------------------------------- fit
 
 
@@ -189,6 +202,125 @@ def fit_fixed_lr(model, x, y, steps=500, lr=0.1):
     return _fit(model, x, y, steps, 0.01)
 
 
+# --------------------------------------------------------------- Normalizer
+
+
+class NormalizerMistake(torch.nn.Module):
+    """A Normalizer with one mistake switched on by a subclass."""
+
+    update_correction = 1          # the variance that goes into running_var (1: unbiased, as BatchNorm1d)
+    normalise_correction = 0       # the variance the output divides by (0: biased, as BatchNorm1d)
+    update_in_eval = False
+    batch_stats_in_eval = False
+    reversed_momentum = False
+    detach = True
+    eps_outside = False
+    dim = 0
+
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.make("running_mean", torch.zeros(num_features))
+        self.make("running_var", torch.ones(num_features))
+
+    def make(self, name, value):
+        self.register_buffer(name, value)
+
+    def forward(self, x):
+        if self.training or self.batch_stats_in_eval:
+            mean = x.mean(self.dim, keepdim=True)
+            var = x.var(self.dim, correction=self.normalise_correction, keepdim=True)
+        else:
+            mean, var = self.running_mean, self.running_var
+        if self.training or self.update_in_eval:
+            self.update(x)
+        if self.eps_outside:
+            return (x - mean) / (torch.sqrt(var) + self.eps)
+        return (x - mean) / torch.sqrt(var + self.eps)
+
+    def statistics(self, x):
+        mean, var = x.mean(0), x.var(0, correction=self.update_correction)
+        return (mean.detach(), var.detach()) if self.detach else (mean, var)
+
+    def update(self, x):
+        mean, var = self.statistics(x)
+        keep, take = (self.momentum, 1 - self.momentum) if self.reversed_momentum else (1 - self.momentum,
+                                                                                         self.momentum)
+        self.running_mean = keep * self.running_mean + take * mean
+        self.running_var = keep * self.running_var + take * var
+
+
+class NormalizerPlainTensors(NormalizerMistake):
+    def make(self, name, value):
+        setattr(self, name, value)
+
+
+class NormalizerParameters(NormalizerMistake):
+    def make(self, name, value):
+        setattr(self, name, torch.nn.Parameter(value, requires_grad=False))
+
+    def update(self, x):
+        mean, var = self.statistics(x)
+        with torch.no_grad():
+            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+            self.running_var.mul_(1 - self.momentum).add_(self.momentum * var)
+
+
+class NormalizerNotPersistent(NormalizerMistake):
+    def make(self, name, value):
+        self.register_buffer(name, value, persistent=False)
+
+
+class NormalizerBiasedRunningVar(NormalizerMistake):
+    update_correction = 0
+
+
+class NormalizerUnbiasedOutput(NormalizerMistake):
+    normalise_correction = 1
+
+
+class NormalizerUpdatingInEval(NormalizerMistake):
+    update_in_eval = True
+
+
+class NormalizerBatchStatsInEval(NormalizerMistake):
+    batch_stats_in_eval = True
+
+
+class NormalizerReversedMomentum(NormalizerMistake):
+    reversed_momentum = True
+
+
+class NormalizerNotDetached(NormalizerMistake):
+    detach = False
+
+
+class NormalizerEpsOutsideSqrt(NormalizerMistake):
+    eps_outside = True
+
+
+class NormalizerOverFeatures(NormalizerMistake):
+    dim = 1
+
+
+class NormalizerFunctionalBatchNorm(NormalizerMistake):
+    def forward(self, x):
+        return torch.nn.functional.batch_norm(x, self.running_mean, self.running_var, training=self.training,
+                                              momentum=self.momentum, eps=self.eps)
+
+
+class NormalizerBatchNormModule(torch.nn.Module):
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.norm = torch.nn.BatchNorm1d(num_features, momentum=momentum, eps=eps, affine=False)
+
+    running_mean = property(lambda self: self.norm.running_mean)
+    running_var = property(lambda self: self.norm.running_var)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
 MUTANTS = {
     "Affine with plain tensors": ({"Affine": AffinePlainTensors},
                                   {"check_affine_parameters", "check_affine_round_trips"}),
@@ -211,6 +343,8 @@ MUTANTS = {
     "make_mlp asserting instead of raising ValueError": ({"make_mlp": mlp_assert_instead_of_value_error},
                                                          {"check_make_mlp_rejects_short_sizes"}),
     "make_mlp without biases": ({"make_mlp": mlp_without_bias}, {"check_make_mlp_structure"}),
+    "make_mlp reusing one Linear for layers of equal size": ({"make_mlp": mlp_reusing_layers_of_equal_size},
+                                                              {"check_make_mlp_structure"}),
     "fit without zero_grad": ({"fit": fit_without_zero_grad}, {"check_fit_matches_sgd"}),
     "fit on the sum of squares": ({"fit": fit_sum_of_squares}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
     "fit with momentum": ({"fit": fit_with_momentum}, {"check_fit_matches_sgd"}),
@@ -220,4 +354,32 @@ MUTANTS = {
     "fit stepping before backward": ({"fit": fit_step_before_backward}, {"check_fit_matches_sgd"}),
     "fit training a copy": ({"fit": fit_on_a_copy}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
     "fit ignoring lr": ({"fit": fit_fixed_lr}, {"check_fit_matches_sgd"}),
+    "Normalizer with running statistics as plain tensor attributes": ({"Normalizer": NormalizerPlainTensors},
+                                                                      {"check_normalizer_buffers"}),
+    "Normalizer with running statistics as nn.Parameter": ({"Normalizer": NormalizerParameters},
+                                                           {"check_normalizer_buffers"}),
+    "Normalizer with non-persistent buffers": ({"Normalizer": NormalizerNotPersistent},
+                                               {"check_normalizer_buffers"}),
+    "Normalizer updating running_var with the biased variance": ({"Normalizer": NormalizerBiasedRunningVar},
+                                                                  {"check_normalizer_train"}),
+    "Normalizer normalising with the unbiased variance": ({"Normalizer": NormalizerUnbiasedOutput},
+                                                          {"check_normalizer_train", "check_normalizer_gradients"}),
+    "Normalizer updating running statistics in eval mode": ({"Normalizer": NormalizerUpdatingInEval},
+                                                            {"check_normalizer_eval"}),
+    "Normalizer using batch statistics in eval mode": ({"Normalizer": NormalizerBatchStatsInEval},
+                                                       {"check_normalizer_eval"}),
+    "Normalizer applying momentum the other way round": ({"Normalizer": NormalizerReversedMomentum},
+                                                         {"check_normalizer_train"}),
+    "Normalizer updating running statistics with gradient history": ({"Normalizer": NormalizerNotDetached},
+                                                                     {"check_normalizer_gradients"}),
+    "Normalizer adding eps outside the square root": ({"Normalizer": NormalizerEpsOutsideSqrt},
+                                                      {"check_normalizer_train", "check_normalizer_eval",
+                                                       "check_normalizer_gradients"}),
+    "Normalizer normalising over the features of each row": ({"Normalizer": NormalizerOverFeatures},
+                                                             {"check_normalizer_train",
+                                                              "check_normalizer_gradients"}),
+    "Normalizer calling F.batch_norm": ({"Normalizer": NormalizerFunctionalBatchNorm},
+                                        {"check_normalizer_no_builtin"}),
+    "Normalizer wrapping nn.BatchNorm1d": ({"Normalizer": NormalizerBatchNormModule},
+                                           {"check_normalizer_buffers", "check_normalizer_no_builtin"}),
 }

@@ -1,9 +1,11 @@
-"""Checks for the ``modules`` assignment: the ``Affine`` module, ``make_mlp`` and the training loop ``fit``.
+"""Checks for the ``modules`` assignment: the ``Affine`` module, ``make_mlp``, the training loop ``fit`` and the
+``Normalizer`` (buffers and train / eval modes).
 
 Modules are graded through what PyTorch sees of them (``named_parameters``,
 ``state_dict``, ``.to``, autograd), because that is what an optimizer, a
 checkpoint and a device move rely on. ``fit`` is compared step for step with
-``torch.optim.SGD`` on a copy of the same model, in float64.
+``torch.optim.SGD`` on a copy of the same model, in float64; ``Normalizer`` with
+``torch.nn.BatchNorm1d(affine=False)`` in float64 (``batchnorm_oracle``).
 """
 
 import copy
@@ -13,8 +15,12 @@ import torch
 
 from ...compare import expect_close, expect_meta
 from ...errors import CheckFailure
+from ...gradients import expect_grad_close, expect_gradcheck
+from ...oprecorder import expect_no_forbidden_ops
 from ...student import call_student, describe, raises_from_student
 from ...spec import current_check, graded
+from . import batchnorm_oracle as oracle
+from . import normalizer_state as state
 
 PARAMETER_HINT = ("Register a and b as parameters: `self.a = torch.nn.Parameter(torch.randn(1))` in __init__, "
                   "after `super().__init__()`. A plain tensor attribute, or a Parameter kept in a Python list, is "
@@ -187,7 +193,8 @@ def check_affine_round_trips(Affine, *, seed=0):
 # ------------------------------------------------------------------------ make_mlp
 
 def _mlp_cases(gen, extra):
-    cases = [([3, 5], None), ([4, 8, 2], None), ([1, 16, 16, 1], torch.nn.Tanh), ((6, 3, 3, 2, 7), torch.nn.GELU)]
+    cases = [([3, 5], None), ([4, 8, 2], None), ([1, 16, 16, 1], torch.nn.Tanh), ((6, 3, 3, 2, 7), torch.nn.GELU),
+             ([5, 5, 5], None), ((2, 7, 7, 7, 3), torch.nn.Tanh)]    # equal consecutive sizes: no layer reused
     activations = (None, torch.nn.Tanh, torch.nn.SiLU, torch.nn.Sigmoid, torch.nn.ELU)
     for _ in range(extra):
         length = int(torch.randint(2, 6, (1,), generator=gen))
@@ -226,8 +233,9 @@ def _expected_layers(sizes, activation):
 @graded(2, hidden=[{"extra": 12}])
 def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
     """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
-    ``activation`` (ReLU by default) between two of them and none after the last, with exactly
-    sum(n_in * n_out + n_out) parameters."""
+    ``activation`` (ReLU by default) between two of them and none after the last; every Linear its own module,
+    and exactly sum(n_in * n_out + n_out) distinct parameter values (a layer or a weight shared between layers of
+    equal size loses)."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(1400 + seed)
@@ -247,19 +255,53 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                       f"[{', '.join(expected)}].{note}",
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
-        count = sum(p.numel() for p in model.parameters())
+        _expect_distinct_layers(check, model, call, got)
+        count, shared = _distinct_parameters(model)
         expected_count = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes[:-1], sizes[1:]))
         if count != expected_count:
-            raise CheckFailure(check, f"{call} has {count} parameters; expected {expected_count} "
-                                      "(weights and biases of every Linear layer).",
-                               hint="Keep the default bias=True and do not share layers.")
+            note = (f" Some of them are one tensor under several names ({'; '.join(shared)}): those layers' weights "
+                    "are tied.") if shared else ""
+            raise CheckFailure(check, f"{call} has {count} distinct parameter values; expected {expected_count} "
+                                      f"(weights and biases of every Linear layer).{note}",
+                               hint="Keep the default bias=True and do not share layers or their weights: create a "
+                                    "new torch.nn.Linear(n_in, n_out) for every pair inside the loop.")
+
+
+def _expect_distinct_layers(check, model, call, shown):
+    """Every Linear of ``model`` is its own module object: a layer reused for equal sizes ties their weights."""
+    __tracebackhide__ = True
+    seen = {}
+    for position, layer in enumerate(model):
+        if isinstance(layer, torch.nn.Linear):
+            if id(layer) in seen:
+                first = seen[id(layer)]
+                raise CheckFailure(check, f"{call} puts the same Linear module at positions {first} and {position} "
+                                          f"({shown[position]}): the two layers share one weight and one bias, so "
+                                          "the model has fewer parameters than its sizes ask for, and training one "
+                                          "layer changes the other.",
+                                   hint="Create a new torch.nn.Linear(n_in, n_out) for every consecutive pair "
+                                        "inside the loop, even when two pairs have the same sizes; never reuse a "
+                                        "layer object (a dict or a variable kept across iterations).")
+            seen[id(layer)] = position
+
+
+def _distinct_parameters(model):
+    """``(number of distinct parameter elements, names that share a tensor)``: parameters counted once per
+    underlying memory (``data_ptr``), so a weight assigned to two layers or a view of another counts once."""
+    by_memory = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        by_memory.setdefault((parameter.device, parameter.data_ptr()), []).append((name, parameter.numel()))
+    count = sum(max(numel for _, numel in names) for names in by_memory.values())
+    shared = [" = ".join(name for name, _ in names) for names in by_memory.values() if len(names) > 1]
+    return count, shared
 
 
 def _reference_forward(model, sizes, activation, x):
-    """The float64 output of the Linear layers of ``model``, in order, with ``activation`` between them."""
+    """The float64 output of the Linear layers of ``model``, in order (a layer that appears twice is applied
+    twice), with ``activation`` between them."""
     act = (activation or torch.nn.ReLU)()
     out = x.double()
-    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    linears = [m for _, m in model.named_modules(remove_duplicate=False) if isinstance(m, torch.nn.Linear)]
     for i, layer in enumerate(linears):
         if i:
             out = act(out)
@@ -409,3 +451,220 @@ def check_fit_recovers_line(fit, *, seed=0, cases=2):
                           "zero_grad before each backward, and the model you were given trained in place.")
         expect_close(check, got, torch.tensor([5.0, 3.0], dtype=torch.float64), inputs=inputs,
                      what="[slope, intercept] after fit(model, x, y, steps=300, lr=0.1)", rtol=0.0, atol=0.25)
+
+
+# ---------------------------------------------------------------------- Normalizer
+
+ORACLE_HINT = ("Compare with the oracle yourself: `bn = torch.nn.BatchNorm1d(num_features, momentum=momentum, eps=eps, "
+               "affine=False).double()` run on the same batches, then bn.running_mean and bn.running_var.")
+
+
+def _expect_statistic(check, module, name, expected, config, step, x, previous, held_dtype):
+    """``module.<name>`` after train step ``step`` equals BatchNorm1d's, within the tolerance of the dtype the
+    module held its statistics in (``held_dtype``); a known mistake is named."""
+    __tracebackhide__ = True
+    got = state.statistic(check, module, name, config)
+    tolerance = oracle.tolerance(held_dtype)
+    try:
+        expect_close(check, got, expected, what=f"{name} after train step {step} of {config.call}",
+                     inputs={"x": x}, **tolerance)
+    except CheckFailure as failure:
+        mistake = oracle.which_mistake(got, oracle.running_mistakes(name, previous, x.double(), config.momentum),
+                                       **tolerance)
+        raise CheckFailure(check, failure.detail + (f"\nIt looks like {mistake}." if mistake else ""),
+                           hint=f"In train() mode, {name} = (1 - momentum) * {name} + momentum * (the batch "
+                                f"{'mean' if name == 'running_mean' else 'variance with N - 1'}). "
+                                + ORACLE_HINT) from None
+
+
+def _expect_output(check, out, expected, x, what, mistakes, hint):
+    __tracebackhide__ = True
+    expect_meta(check, out, what=what, shape=x.shape, dtype=x.dtype, inputs={"x": x},
+                hint="The output has the input's shape [N, num_features]: reduce over dim 0 with keepdim, or let "
+                     "the [num_features] statistics broadcast.")
+    try:
+        expect_close(check, out, expected, what=what, inputs={"x": x}, **oracle.tolerance(out.dtype))
+    except CheckFailure as failure:
+        mistake = oracle.which_mistake(out, mistakes, **oracle.tolerance(out.dtype))
+        raise CheckFailure(check, failure.detail + (f"\nIt looks like {mistake}." if mistake else ""),
+                           hint=hint) from None
+
+
+@graded(2, hidden=[{}])
+def check_normalizer_buffers(Normalizer, *, seed=0):
+    """``Normalizer(num_features, momentum, eps)`` has buffers ``running_mean`` (zeros) and ``running_var``
+    (ones) of shape [num_features] in the default dtype: registered (``named_buffers``), not parameters, not
+    requiring grad, persistent (in ``state_dict``, and a saved state loads into a fresh module), converted by
+    ``.to(torch.float64)`` and ``.double()`` (and ``.to("cuda")`` where there is a GPU), and still buffers after a
+    train step."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(1800 + seed)
+    for i in range(3):
+        config = oracle.draw_config(gen, defaults=i == 0)
+        module = state.new_normalizer(check, Normalizer, config)
+        for name, initial in oracle.BUFFERS.items():
+            problem = state.buffer_problem(module, name, config)
+            if problem:
+                raise CheckFailure(check, problem + ".", hint=state.BUFFER_HINT)
+            value = state.statistic(check, module, name, config)
+            if value.dtype != torch.get_default_dtype():
+                raise CheckFailure(check, f"{config.call}.{name} has dtype {value.dtype}; expected the default "
+                                          f"{torch.get_default_dtype()}.",
+                                   hint="Do not fix the dtype in __init__: callers choose it with .to(dtype).")
+            if value.requires_grad:
+                raise CheckFailure(check, f"{config.call}.{name} requires grad; a running statistic is not trained.",
+                                   hint=state.BUFFER_HINT)
+            if not torch.equal(value, torch.full_like(value, initial)):
+                raise CheckFailure(check, f"{config.call}.{name} starts as {describe(value)}; expected all "
+                                          f"{initial:g} (as BatchNorm1d: mean 0, variance 1).",
+                                   hint=f"torch.{'zeros' if initial == 0 else 'ones'}(num_features).")
+        saved = module.state_dict()
+        missing = [n for n in oracle.BUFFERS if n not in saved]
+        if missing:
+            raise CheckFailure(check, f"{config.call}.state_dict() has keys {sorted(saved)}, without "
+                                      f"{', '.join(missing)}: a checkpoint would lose the statistics (a buffer "
+                                      "registered with persistent=False is left out of state_dict).",
+                               hint="register_buffer(name, tensor) with the default persistent=True.")
+        state.expect_state_round_trip(check, Normalizer, module, config, gen)
+        state.expect_conversions(check, Normalizer, config, gen)
+
+
+@graded(3, hidden=[{"cases": 12}])
+def check_normalizer_train(Normalizer, *, seed=0, cases=6):
+    """In ``train()`` mode, over 2 to 5 steps, the output is ``(x - mean) / sqrt(var + eps)`` with the batch's mean
+    and biased variance, and ``running_mean`` / ``running_var`` follow ``(1 - momentum) * running + momentum *
+    batch_stat`` (unbiased variance), exactly as ``BatchNorm1d(affine=False)`` in float64 (random N >= 2,
+    num_features, momentum, eps, the defaults once, constant features); a float32 module keeps float32."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(1900 + seed)
+    for i in range(cases):
+        config = oracle.draw_config(gen, defaults=i == 0)
+        dtype = torch.float32 if i == cases - 1 else torch.float64
+        module = state.new_normalizer(check, Normalizer, config)
+        if dtype == torch.float64:
+            module = state.convert(check, module, config, method="double")
+        state.set_mode(check, module, True, config)
+        # statistics left in float32 by .double() (not buffers) are compared at float32's tolerance: that
+        # mistake costs check_normalizer_buffers, not this check
+        held = {name: state.statistic(check, module, name, config).dtype for name in oracle.BUFFERS}
+        reference = config.batchnorm()
+        for step in range(1, int(torch.randint(2, 6, (1,), generator=gen)) + 1):
+            n = 2 if i == 1 and step == 1 else oracle.batch_size(gen)
+            x = oracle.draw_batch(gen, n, config.features, dtype=dtype, wide=dtype == torch.float64)
+            previous = {name: getattr(reference, name).clone() for name in oracle.BUFFERS}
+            expected = oracle.run(reference, x)
+            out = call_student(check, module, x, what=f"{config.call} in train mode")
+            _expect_output(check, out, expected, x, f"the train-mode output of {config.call} at step {step}",
+                           oracle.train_output_mistakes(x.double(), config.eps),
+                           hint="In train() mode normalise with the batch's own statistics over dim 0: "
+                                "(x - x.mean(0)) / torch.sqrt(x.var(0, correction=0) + eps). " + ORACLE_HINT)
+            for name in oracle.BUFFERS:
+                _expect_statistic(check, module, name, getattr(reference, name), config, step, x, previous[name],
+                                  held[name])
+
+
+@graded(2, hidden=[{"cases": 8}])
+def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
+    """After train steps, in ``eval()`` mode the output is ``(x - running_mean) / sqrt(running_var + eps)`` with the
+    statistics the module holds (set to random values; BatchNorm1d in float64 as the oracle), for N from 1 up;
+    eval calls change no buffer, and work under ``torch.no_grad()``."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(2000 + seed)
+    for _ in range(cases):
+        config = oracle.draw_config(gen)
+        module = state.convert(check, state.new_normalizer(check, Normalizer, config), config, method="double")
+        state.set_mode(check, module, True, config)
+        for _ in range(2):
+            call_student(check, module, oracle.draw_batch(gen, oracle.batch_size(gen), config.features),
+                         what=f"{config.call} in train mode")
+        reference = config.batchnorm()
+        held = {}
+        with torch.no_grad():
+            for name, value in zip(oracle.BUFFERS, oracle.draw_running(gen, config.features)):
+                statistic = state.statistic(check, module, name, config)
+                statistic.copy_(value)
+                held[name] = statistic.detach().double().cpu().clone()
+                getattr(reference, name).copy_(held[name])
+        state.set_mode(check, module, False, config)
+        reference.eval()
+        for n in (1, oracle.batch_size(gen)):
+            x = oracle.draw_batch(gen, n, config.features)
+            what = (f"the eval-mode output of {config.call} (running_mean = {describe(held['running_mean'])}, "
+                    f"running_var = {describe(held['running_var'])})")
+            mistakes = oracle.eval_output_mistakes(x, held["running_mean"], held["running_var"], config.eps)
+            hint = ("In eval() mode normalise with the module's own statistics, (x - self.running_mean) / "
+                    "torch.sqrt(self.running_var + eps), and update nothing.")
+            out = call_student(check, module, x, what=f"{config.call} in eval mode")
+            expected = oracle.run(reference, x)
+            _expect_output(check, out, expected, x, what, mistakes, hint)
+            state.expect_unchanged(check, module, config, held, x)
+            with torch.no_grad():
+                again = call_student(check, module, x, what=f"{config.call} in eval mode under torch.no_grad()")
+            _expect_output(check, again, expected, x, what + " under torch.no_grad()", mistakes, hint)
+            state.expect_unchanged(check, module, config, held, x)
+
+
+@graded(2, hidden=[{"cases": 6}])
+def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
+    """In ``train()`` mode the gradient with respect to ``x`` equals BatchNorm1d's (float64, through the batch
+    mean and variance) and passes ``gradcheck``; the running statistics carry no autograd history afterwards."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(2100 + seed)
+    for i in range(cases):
+        config = oracle.draw_config(gen, max_features=4)
+        module = state.convert(check, state.new_normalizer(check, Normalizer, config), config, method="double")
+        state.set_mode(check, module, True, config)
+        x = oracle.draw_batch(gen, 2 if i == 0 else oracle.batch_size(gen, 2, 6), config.features, wide=False)
+
+        def vjp(grad_output, x=x, config=config):
+            leaf = x.detach().clone().requires_grad_(True)
+            with oracle.one_thread():
+                (grad,) = torch.autograd.grad(config.batchnorm()(leaf), leaf, grad_output)
+            return grad
+
+        try:
+            expect_grad_close(check, module, [x], vjp, what=f"{config.call} in train mode", rtol=1e-7, atol=1e-9,
+                              hint="A wrong output has a wrong gradient: make check_normalizer_train pass first. "
+                                   "Then keep the batch mean and variance in the graph (no .detach() on them, no "
+                                   ".item()): the gradient flows through them too. " + ORACLE_HINT)
+            expect_gradcheck(check, module, [x], what=f"{config.call} in train mode")
+        except CheckFailure as failure:
+            raise CheckFailure(check, f"{config.call}.double() in train mode, on x = {describe(x)}: "
+                                      f"{failure.detail}", hint=failure.hint) from None
+        for name in oracle.BUFFERS:
+            value = state.statistic(check, module, name, config)
+            if value.requires_grad or value.grad_fn is not None:
+                raise CheckFailure(check, f"after train-mode calls on an x that requires grad, {config.call}.{name} "
+                                          f"carries autograd history ({describe(value)}, grad_fn="
+                                          f"{type(value.grad_fn).__name__ if value.grad_fn else None}): every "
+                                          "step's graph stays alive through it, memory grows with each step, and a "
+                                          "later backward runs into old steps.", hint=state.NO_GRAD_HINT)
+
+
+@graded(1, hidden=[{}])
+def check_normalizer_no_builtin(Normalizer, *, seed=0):
+    """Built from elementary operations: no ``F.batch_norm``, ``torch.batch_norm`` or any batch-norm kernel
+    (the op recorder sees every spelling), in train and in eval mode, and no ``BatchNorm`` submodule."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(2200 + seed)
+    config = oracle.draw_config(gen)
+    module = state.new_normalizer(check, Normalizer, config)
+    builtin = [f"{name or '(the module itself)'}: {type(m).__name__}" for name, m in module.named_modules()
+               if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]   # BatchNorm1d/2d/3d, Lazy*, SyncBatchNorm
+    if builtin:
+        raise CheckFailure(check, f"{config.call} contains a built-in batch norm ({'; '.join(builtin)}), which this "
+                                  "exercise forbids.",
+                           hint="Compute the statistics and the normalisation yourself from mean, var, sqrt.")
+    hint = ("Compute it from elementary operations: x.mean(0), x.var(0, correction=...), torch.sqrt, and the "
+            "running update by hand.")
+    for train in (True, False):
+        state.set_mode(check, module, train, config)
+        x = oracle.draw_batch(gen, oracle.batch_size(gen), config.features, dtype=torch.float32, wide=False)
+        mode = "train" if train else "eval"
+        expect_no_forbidden_ops(check, module, x, forbidden=oracle.FORBIDDEN, what=f"{config.call} in {mode} mode",
+                                hint=hint)

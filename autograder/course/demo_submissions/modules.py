@@ -1,5 +1,6 @@
 """The demo's plausible buggy student for `modules`: `Affine` keeps a and b as plain tensors (the forward pass
-works, but nothing registers them), and `make_mlp` puts an activation after the last layer too.
+works, but nothing registers them), `make_mlp` puts an activation after the last layer too, and `Normalizer`
+normalises with `x.var(0)`, which divides by N - 1 by default (BatchNorm normalises with the biased variance).
 
 ``CELLS`` maps a solution cell's grade_id to what this student typed there; other
 solution cells hold the reference answer.
@@ -29,5 +30,24 @@ class Affine(torch.nn.Module):
         layers.append(torch.nn.Linear(n_in, n_out))
         layers.append(activation())
     return torch.nn.Sequential(*layers)
+''',
+    "normalizer": '''class Normalizer(torch.nn.Module):
+    """Normalises each feature of x [N, num_features]: batch statistics in train(), running statistics in eval()."""
+
+    def __init__(self, num_features, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum = momentum
+        self.eps = eps
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        if not self.training:
+            return (x - self.running_mean) / torch.sqrt(self.running_var + self.eps)
+        mean, var = x.mean(0), x.var(0)
+        with torch.no_grad():
+            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+            self.running_var.mul_(1 - self.momentum).add_(self.momentum * var)
+        return (x - mean) / torch.sqrt(var + self.eps)
 ''',
 }
