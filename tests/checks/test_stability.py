@@ -8,7 +8,7 @@ import torch
 from autograder.checks import stability
 from autograder.gradients import call_source, tensor_source
 from tests.mutants.stability import MUTANTS
-from tests.proving import check_names, failing, reference, with_replacements
+from tests.proving import check_names, failing, failing_among, reference, with_replacements
 
 TOPIC = "stability"
 
@@ -214,3 +214,25 @@ def test_lesson_claims_about_softplus_and_where():
     shift = torch.tensor(1.3203125, dtype=torch.bfloat16) - torch.tensor(21.125, dtype=torch.bfloat16)
     assert shift.item() == -19.75                        # exactly -19.8046875: an error of 0.055
     assert 0.05 < math.exp(-19.75 + 19.8046875) - 1 < 0.06
+
+
+def test_a_function_in_the_setup_context_style_gets_full_marks():
+    """torch >= 2.0 also accepts forward(x) without ctx plus setup_context(ctx, inputs, output)."""
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            positive = x + torch.log1p(torch.exp(-x.clamp(min=0)))       # each branch's input clamped
+            return torch.where(x > 0, positive, torch.log1p(torch.exp(x.clamp(max=0))))
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output / (1 + torch.exp(-x))    # exp(-x) = inf gives 1 / inf = 0: stable in IEEE
+
+    failed = failing_among(TOPIC, with_replacements(TOPIC, {"Softplus": Softplus, "softplus": Softplus.apply}),
+                           {name for name in check_names(TOPIC) if "softplus" in name}, seed=3)
+    assert failed == {}

@@ -6,12 +6,14 @@ seeds), compares against float64 references computed with PyTorch's own
 operations, and reports the first input that fails.
 """
 
+import contextlib
+
 import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
-from ...oprecorder import expect_no_forbidden_ops, record_ops
+from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
 from ...student import call_student
 from ...spec import current_check, graded
 from . import softplus_cases as sp
@@ -153,7 +155,8 @@ def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
                     inputs=inputs)
         expect_finite(check, out, what="the loss", inputs=inputs, hint=SHIFT_HINT)
         expect_close(check, out, ref_cross_entropy(labels, x, dim), what="the loss", inputs=inputs,
-                     table=CE_TOLERANCES, atol=ce_atol(x), hint="Return one loss per example (sum over `dim`, no mean), computed as "
+                     table=CE_TOLERANCES, atol=ce_atol(x),
+                     hint="Return one loss per example (sum over `dim`, no mean), computed as "
                           "sum(labels * (logsumexp - logits)) with the max-shift.")
 
 
@@ -287,20 +290,31 @@ def check_softplus_extremes(softplus, *, seed=0, cases=4):
         _expect_softplus(check, softplus, x, what="softplus's result at extreme inputs", hint=SOFTPLUS_HINT)
 
 
-def _softplus_backward(check, softplus, x):
-    """``(result, gradient)`` of ``softplus`` at ``x`` for an upstream gradient of ones."""
+def _softplus_backward(check, softplus, x, *, record=None):
+    """``(result, gradient)`` of ``softplus`` at ``x`` for an upstream gradient of ones; with ``record`` (an
+    :class:`OpRecord`), the torch calls and ATen kernels of forward and backward are recorded into it."""
     __tracebackhide__ = True
     leaf = x.detach().clone().requires_grad_(True)
-    out = call_student(check, softplus, leaf, what="softplus")
+    upstream, grad = torch.ones_like(leaf), None
+    with record_ops() if record is not None else contextlib.nullcontext() as recorded:
+        out = call_student(check, softplus, leaf, what="softplus")
+        if isinstance(out, torch.Tensor) and out.grad_fn is not None and out.shape == leaf.shape:
+            try:
+                (grad,) = torch.autograd.grad(out, leaf, upstream, allow_unused=True)
+            except Exception as error:  # noqa: BLE001 - a student's backward can raise anything
+                grad = error
+    if record is not None:
+        record.calls.extend(recorded.calls)
+        record.kernels.extend(recorded.kernels)
     expect_tensor(check, out, what="softplus's result")
     if out.grad_fn is None:
         raise CheckFailure(check, "softplus's result is not connected to the autograd graph of x "
                                   f"(x with requires_grad=True, {x.dtype}).", hint=FUNCTION_HINT)
-    try:
-        (grad,) = torch.autograd.grad(out, leaf, torch.ones_like(out), allow_unused=True)
-    except Exception as error:  # noqa: BLE001 - a student's backward can raise anything
+    expect_meta(check, out, what="softplus's result", shape=x.shape, inputs={"x": x},
+                hint="softplus is elementwise: return one value per element of x.")
+    if isinstance(grad, Exception):
         raise CheckFailure(check, f"backward through softplus failed on {x.dtype} input: "
-                                  f"{type(error).__name__}: {error}", hint=FUNCTION_HINT) from None
+                                  f"{type(grad).__name__}: {grad}", hint=FUNCTION_HINT) from None
     if grad is None:
         raise CheckFailure(check, "backward through softplus gave no gradient for x.",
                            hint="Return one gradient per input of forward from backward.")
@@ -387,8 +401,8 @@ def check_softplus_no_builtin(softplus, *, seed=0):
     gen = torch.Generator().manual_seed(13_000 + seed)
     for dtype in (torch.float32, torch.float64):
         x = (torch.randn(3, 5, generator=gen, dtype=torch.float64) * 4).clamp(-sp.MODERATE, sp.MODERATE).to(dtype)
-        with record_ops() as record:
-            out, _ = _softplus_backward(check, softplus, x)
+        record = OpRecord()
+        out, _ = _softplus_backward(check, softplus, x, record=record)
         used = record.find(sp.FORBIDDEN)
         if used:
             raise CheckFailure(check, f"softplus (forward or backward) uses {', '.join(used)}, which this exercise "
