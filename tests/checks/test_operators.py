@@ -42,3 +42,31 @@ def test_nan_from_the_mask_product_is_reported():
 def test_masked_mean_reference_of_known_values():
     x = torch.tensor([[0.5, 5.0], [1.0, float("nan")], [float("inf"), 7.0]])
     assert torch.equal(operators.reference_masked_mean(x, 0.0, 1.0), torch.tensor([0.75, 0.0], dtype=torch.float64))
+
+
+def _lesson_cells():
+    from autograder.course import notebooks
+    from tests.proving import ROOT
+    nb = notebooks.read(ROOT / "source" / "operators" / "operators.ipynb")
+    return {c.get("id"): notebooks.source_text(c) for c in nb["cells"]}
+
+
+def test_lesson_quotes_the_calibrated_speedups():
+    """The slicing lesson quotes the figures recorded in settings (docs/speed.md): the lowest reference
+    measurement, both medians and the default threshold, not a range narrower than what was measured."""
+    import re
+
+    from autograder.settings import settings
+    spec = settings.speed.thresholds["row_sum"]
+    text = _lesson_cells()["slicing"]
+    low = float(re.search(r"reference min ([\d.]+)x", spec.calibration).group(1))
+    medians = [float(m) for m in re.findall(r"median ([\d.]+)x", spec.calibration)]
+    assert f"{low:.0f}x" in text and all(f"{m:.0f}x" in text for m in medians)
+    assert f"{spec.cpu:.0f}x" in text and "370x" not in text
+
+
+def test_speed_demos_time_like_the_grader():
+    cells = _lesson_cells()
+    for cell in ("slicing_demo", "try_row_sum"):
+        assert "measure_speedup(" in cells[cell] and "perf_counter" not in cells[cell]
+    assert "measure_speedup" in cells["slicing"] and "interleaved" in cells["slicing"]

@@ -98,6 +98,129 @@ def ce_detached(labels, logits, dim=-1):
     return -(labels * (z - z.exp().sum(dim=dim, keepdim=True).log())).sum(dim=dim)
 
 
+def ce_no_keepdim(labels, logits, dim=-1):
+    shifted = logits - logits.amax(dim=dim, keepdim=True)
+    log_probs = shifted - shifted.exp().sum(dim=dim).log()      # no keepdim: broadcasts along the wrong axis
+    return -(labels * log_probs).sum(dim=dim)
+
+
+# ---------------------------------------------------------------- Softplus
+
+def _stable_softplus(x):
+    return torch.relu(x) + torch.log1p(torch.exp(-x.abs()))
+
+
+class SoftplusNaiveForward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.log1p(torch.exp(x))                        # exp(x) overflows for large x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+
+class SoftplusHalfRewrite(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x + torch.log1p(torch.exp(-x))       # right for x > 0 only: exp(-x) overflows for very negative x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+
+class SoftplusNaiveSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _stable_softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.exp(x) / (1 + torch.exp(x))   # inf / inf = NaN for large x
+
+
+class SoftplusNoUpstream(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _stable_softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return torch.sigmoid(x)                                   # forgets the chain rule
+
+
+class SoftplusSavesOutput(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = _stable_softplus(x)
+        ctx.save_for_backward(y)                                  # saves the output ...
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors                                  # ... and uses it as if it were the input
+        return grad_output * torch.sigmoid(x)
+
+
+class SoftplusBuiltin(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+
+class SoftplusLogaddexp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.logaddexp(x, torch.zeros_like(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+
+class SoftplusFloat64(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x = x.double()                                            # "more precision", and a float64 result
+        ctx.save_for_backward(x)
+        return _stable_softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+
+def _function(cls):
+    """The student objects of a Softplus answer: the class, and softplus as its apply."""
+    return {"Softplus": cls, "softplus": cls.apply}
+
+
+def softplus_plain(x):
+    return torch.relu(x) + torch.log1p(torch.exp(-x.abs()))       # right values, autograd's own gradient
+
+
+def softplus_where(x):
+    return torch.where(x > 20, x, torch.log1p(torch.exp(x)))     # NaN gradient from the branch not taken
+
+
 MUTANTS = {
     "softmax without the max-shift": ({"stable_softmax": softmax_no_shift}, {"check_softmax_extremes"}),
     "softmax with one max over the whole tensor": ({"stable_softmax": softmax_global_max},
@@ -123,4 +246,22 @@ MUTANTS = {
                                          {"check_cross_entropy_forward"}),
     "cross-entropy with detached logits": ({"softmax_cross_entropy": ce_detached},
                                            {"check_cross_entropy_gradient"}),
+    "cross-entropy without keepdim in the log-sum": ({"softmax_cross_entropy": ce_no_keepdim},
+                                                    {"check_cross_entropy_forward", "check_cross_entropy_gradient"}),
+    "softplus as log1p(exp(x))": (_function(SoftplusNaiveForward), {"check_softplus_extremes"}),
+    "softplus as x + log1p(exp(-x)) (no max, no |x|)": (_function(SoftplusHalfRewrite),
+                                                        {"check_softplus_extremes"}),
+    "softplus backward as exp(x) / (1 + exp(x))": (_function(SoftplusNaiveSigmoid),
+                                                   {"check_softplus_gradient"}),
+    "softplus backward ignoring the upstream gradient": (_function(SoftplusNoUpstream),
+                                                         {"check_softplus_gradient"}),
+    "softplus backward using the saved output as the input": (_function(SoftplusSavesOutput),
+                                                              {"check_softplus_gradient"}),
+    "softplus calling F.softplus": (_function(SoftplusBuiltin), {"check_softplus_no_builtin"}),
+    "softplus calling torch.logaddexp": (_function(SoftplusLogaddexp), {"check_softplus_no_builtin"}),
+    "softplus computed and returned in float64": (_function(SoftplusFloat64), {"check_softplus_forward"}),
+    "softplus as a plain function (no custom backward)": ({"softplus": softplus_plain},
+                                                          {"check_softplus_custom_backward"}),
+    "softplus with torch.where in a plain function": ({"softplus": softplus_where},
+                                                      {"check_softplus_gradient", "check_softplus_custom_backward"}),
 }

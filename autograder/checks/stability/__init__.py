@@ -1,83 +1,30 @@
-"""Checks for the ``stability`` assignment: stable softmax and softmax cross-entropy.
+"""Checks for the ``stability`` assignment: stable softmax, softmax cross-entropy, and a softplus with a
+hand-written, stable gradient (a custom ``torch.autograd.Function``).
 
 Every check draws many inputs from a seeded generator (the hidden tests pass other
 seeds), compares against float64 references computed with PyTorch's own
 operations, and reports the first input that fails.
 """
 
+import contextlib
+
 import torch
 
-from ...compare import expect_close, expect_finite, expect_meta
+from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
-from ...oprecorder import expect_no_forbidden_ops
+from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
 from ...student import call_student
 from ...spec import current_check, graded
+from . import softplus_cases as sp
+from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME, FLOAT_DTYPES, ce_atol, devices,
+                            expected_ce_shape, random_case, random_labels, random_logits, ref_cross_entropy,
+                            ref_softmax)
+from .per_row import with_diagnosis
 
-FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 FORBIDDEN = ("softmax", "log_softmax", "logsumexp", "cross_entropy", "nll_loss")
-# Largest finite magnitude we feed each dtype in the extreme cases (well inside its range).
-EXTREME = {torch.float16: 6e4, torch.bfloat16: 1e38, torch.float32: 1e30, torch.float64: 1e300}
-# Cross-entropy can be as large as twice the logits' magnitude: keep it representable.
-CE_EXTREME = {torch.float16: 1e4, torch.bfloat16: 1e37, torch.float32: 1e30, torch.float64: 1e300}
-# log(sum(exp(x - max))) is log of a number >= 1: in a low-precision dtype it carries an absolute
-# error of about one ulp of 1, which the loss inherits.
-CE_TOLERANCES = {torch.float16: (5e-3, 2e-3), torch.bfloat16: (3e-2, 1.6e-2),
-                 torch.float32: (1e-5, 1e-6), torch.float64: (1e-9, 1e-12)}
-
-
-def _ce_atol(logits):
-    """Rounding (x - max) or (logsumexp - x) in the logits' dtype costs a few ulps of the largest logit."""
-    scale = float(logits.detach().abs().max()) if logits.numel() else 0.0
-    return max(CE_TOLERANCES[logits.dtype][1], 4 * torch.finfo(logits.dtype).eps * scale)
-
 
 SHIFT_HINT = "Subtract the maximum along `dim` (with keepdim=True) before `exp`: exp(x - max) never overflows."
-
-
-def _devices():
-    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-
-
-def _random_case(gen, max_rank=4):
-    """A random shape, a random ``dim`` (positive or negative) and a scale for the logits."""
-    rank = int(torch.randint(1, max_rank + 1, (1,), generator=gen))
-    shape = [int(s) for s in torch.randint(1, 7, (rank,), generator=gen)]
-    dim = int(torch.randint(-rank, rank, (1,), generator=gen))
-    scale = float([0.1, 1.0, 5.0, 10.0][int(torch.randint(0, 4, (1,), generator=gen))])
-    return shape, dim, scale
-
-
-def _logits(gen, shape, scale, dtype, device="cpu"):
-    return (torch.randn(shape, generator=gen, dtype=torch.float64) * scale).to(dtype).to(device)
-
-
-def _labels(gen, logits, dim, kind):
-    """Soft labels (a distribution along ``dim``), one-hot labels, or labels broadcast along the batch."""
-    shape = list(logits.shape)
-    if kind == "broadcast":   # one distribution shared by every example: size 1 on all other dims
-        shape = [s if i == dim % logits.dim() else 1 for i, s in enumerate(shape)]
-    raw = torch.rand(shape, generator=gen, dtype=torch.float64)
-    if kind == "onehot":
-        raw = (raw == raw.amax(dim=dim, keepdim=True)).double()
-        raw = raw / raw.sum(dim=dim, keepdim=True)
-    else:
-        raw = raw / raw.sum(dim=dim, keepdim=True)
-    return raw.to(logits.dtype).to(logits.device)
-
-
-def _ref_softmax(logits, dim):
-    return torch.softmax(logits.double(), dim=dim)
-
-
-def _ref_cross_entropy(labels, logits, dim):
-    return -(labels.double() * torch.log_softmax(logits.double(), dim=dim)).sum(dim=dim)
-
-
-def _expected_ce_shape(logits, dim):
-    shape = list(logits.shape)
-    del shape[dim % logits.dim()]
-    return shape
 
 
 # ---------------------------------------------------------------- stable_softmax
@@ -92,17 +39,20 @@ def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
     check = current_check()
     gen = torch.Generator().manual_seed(1000 + seed)
     for i in range(cases):
-        shape, dim, scale = _random_case(gen)
+        shape, dim, scale = random_case(gen)
         dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
-        device = _devices()[i % len(_devices())]
-        x = _logits(gen, shape, scale, dtype, device)
+        device = devices()[i % len(devices())]
+        x = random_logits(gen, shape, scale, dtype, device)
         inputs = {"logits": x, "dim": dim}
         out = call_student(check, stable_softmax, x, dim=dim, what="stable_softmax")
         expect_meta(check, out, what="stable_softmax's result", shape=x.shape, dtype=dtype, device=device,
                     inputs=inputs)
-        expect_finite(check, out, what="stable_softmax's result", inputs=inputs, hint=SHIFT_HINT)
-        expect_close(check, out, _ref_softmax(x, dim), what="stable_softmax's result", inputs=inputs,
-                     hint="Normalise along `dim` only: exp(x - max) / sum(exp(x - max)) with keepdim=True.")
+        try:
+            expect_finite(check, out, what="stable_softmax's result", inputs=inputs, hint=SHIFT_HINT)
+            expect_close(check, out, ref_softmax(x, dim), what="stable_softmax's result", inputs=inputs,
+                         hint="Normalise along `dim` only: exp(x - max) / sum(exp(x - max)) with keepdim=True.")
+        except CheckFailure as failure:
+            raise with_diagnosis(failure, check, stable_softmax) from None
 
 
 @graded(3, hidden=[{"cases": 16}])
@@ -127,10 +77,13 @@ def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
             inputs = {"logits": x, "dim": dim}
             out = call_student(check, stable_softmax, x, dim=dim, what="stable_softmax")
             expect_meta(check, out, what="stable_softmax's result", shape=x.shape, dtype=dtype, inputs=inputs)
-            expect_finite(check, out, what="stable_softmax's result at extreme logits", inputs=inputs,
-                          hint=SHIFT_HINT + " Take the max per row, along `dim`, not over the whole tensor.")
-            expect_close(check, out, _ref_softmax(x, dim), what="stable_softmax's result at extreme logits",
-                         inputs=inputs, hint="Take the max per row, along `dim`, not over the whole tensor.")
+            try:
+                expect_finite(check, out, what="stable_softmax's result at extreme logits", inputs=inputs,
+                              hint=SHIFT_HINT + " Take the max per row, along `dim`, not over the whole tensor.")
+                expect_close(check, out, ref_softmax(x, dim), what="stable_softmax's result at extreme logits",
+                             inputs=inputs, hint="Take the max per row, along `dim`, not over the whole tensor.")
+            except CheckFailure as failure:
+                raise with_diagnosis(failure, check, stable_softmax) from None
 
 
 @graded(2, hidden=[{"cases": 10}])
@@ -141,23 +94,26 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
     check = current_check()
     gen = torch.Generator().manual_seed(3000 + seed)
     for _ in range(cases):
-        shape, dim, scale = _random_case(gen, max_rank=3)
-        x = _logits(gen, shape, scale, torch.float64)
+        shape, dim, scale = random_case(gen, max_rank=3)
+        x = random_logits(gen, shape, scale, torch.float64)
 
         def vjp(g, x=x, dim=dim):
-            s = _ref_softmax(x, dim)
+            s = ref_softmax(x, dim)
             return s * (g - (g * s).sum(dim=dim, keepdim=True))
 
-        expect_grad_close(check, lambda t, dim=dim: stable_softmax(t, dim=dim), [x], vjp,
+        expect_grad_close(check, stable_softmax, [x], vjp, kwargs={"dim": dim}, names=["logits"],
                           what="stable_softmax", rtol=1e-7, atol=1e-9)
-        expect_gradcheck(check, lambda t, dim=dim: stable_softmax(t, dim=dim), [x], what="stable_softmax")
+        expect_gradcheck(check, stable_softmax, [x], kwargs={"dim": dim}, names=["logits"], what="stable_softmax")
     x = torch.tensor([[1e4, -1e4, 0.0], [3.0, 2.0, 1.0]], dtype=torch.float32, requires_grad=True)
     out = call_student(check, stable_softmax, x, dim=-1, what="stable_softmax")
     try:
         out.backward(torch.ones_like(out))
     except Exception as error:  # noqa: BLE001
         raise CheckFailure(check, f"backward through stable_softmax failed: {error}") from None
-    expect_finite(check, x.grad, what="the gradient at logits [[1e4, -1e4, 0], [3, 2, 1]]", hint=SHIFT_HINT)
+    try:
+        expect_finite(check, x.grad, what="the gradient at logits [[1e4, -1e4, 0], [3, 2, 1]]", hint=SHIFT_HINT)
+    except CheckFailure as failure:
+        raise with_diagnosis(failure, check, stable_softmax) from None
 
 
 @graded(1)
@@ -167,10 +123,10 @@ def check_softmax_no_builtin(stable_softmax, *, seed=0):
     check = current_check()
     gen = torch.Generator().manual_seed(4000 + seed)
     for dtype in (torch.float32, torch.float16):
-        x = _logits(gen, [3, 5], 1.0, dtype)
+        x = random_logits(gen, [3, 5], 1.0, dtype)
         out, _ = expect_no_forbidden_ops(check, stable_softmax, x, dim=-1, forbidden=FORBIDDEN,
                                          what="stable_softmax")
-        expect_close(check, out, _ref_softmax(x, -1), what="stable_softmax's result", inputs={"logits": x})
+        expect_close(check, out, ref_softmax(x, -1), what="stable_softmax's result", inputs={"logits": x})
 
 
 # ---------------------------------------------------------- softmax_cross_entropy
@@ -188,18 +144,19 @@ def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
     gen = torch.Generator().manual_seed(5000 + seed)
     kinds = ("soft", "onehot", "broadcast")
     for i in range(cases):
-        shape, dim, scale = _random_case(gen)
+        shape, dim, scale = random_case(gen)
         dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
-        device = _devices()[i % len(_devices())]
-        x = _logits(gen, shape, scale, dtype, device)
-        labels = _labels(gen, x, dim, kinds[i % len(kinds)])
+        device = devices()[i % len(devices())]
+        x = random_logits(gen, shape, scale, dtype, device)
+        labels = random_labels(gen, x, dim, kinds[i % len(kinds)])
         inputs = {"labels": labels, "logits": x, "dim": dim}
         out = _ce_call(check, softmax_cross_entropy, labels, x, dim)
-        expect_meta(check, out, what="the loss", shape=_expected_ce_shape(x, dim), dtype=dtype, device=device,
+        expect_meta(check, out, what="the loss", shape=expected_ce_shape(x, dim), dtype=dtype, device=device,
                     inputs=inputs)
         expect_finite(check, out, what="the loss", inputs=inputs, hint=SHIFT_HINT)
-        expect_close(check, out, _ref_cross_entropy(labels, x, dim), what="the loss", inputs=inputs,
-                     table=CE_TOLERANCES, atol=_ce_atol(x), hint="Return one loss per example (sum over `dim`, no mean), computed as "
+        expect_close(check, out, ref_cross_entropy(labels, x, dim), what="the loss", inputs=inputs,
+                     table=CE_TOLERANCES, atol=ce_atol(x),
+                     hint="Return one loss per example (sum over `dim`, no mean), computed as "
                           "sum(labels * (logsumexp - logits)) with the max-shift.")
 
 
@@ -219,7 +176,7 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
         x = torch.stack([torch.rand(n, generator=gen, dtype=torch.float64) * 2 * big - big,
                          torch.randn(n, generator=gen, dtype=torch.float64),
                          torch.randn(n, generator=gen, dtype=torch.float64) * min(1e4, big)]).to(dtype)
-        labels = _labels(gen, x, -1, ("soft", "onehot")[i % 2])
+        labels = random_labels(gen, x, -1, ("soft", "onehot")[i % 2])
         cases_list.append((x, labels))
     for x, labels in cases_list:
         inputs = {"labels": labels, "logits": x, "dim": -1}
@@ -229,8 +186,8 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
         expect_finite(check, out, what="the loss at extreme logits", inputs=inputs,
                       hint="log(softmax(x)) underflows to log(0) = -inf: use log-sum-exp with the max-shift, "
                            "log_softmax = (x - max) - log(sum(exp(x - max))), with the max taken per row.")
-        expect_close(check, out, _ref_cross_entropy(labels, x, -1), what="the loss at extreme logits",
-                     inputs=inputs, table=CE_TOLERANCES, atol=_ce_atol(x))
+        expect_close(check, out, ref_cross_entropy(labels, x, -1), what="the loss at extreme logits",
+                     inputs=inputs, table=CE_TOLERANCES, atol=ce_atol(x))
         try:
             out.sum().backward()
         except Exception as error:  # noqa: BLE001
@@ -248,21 +205,22 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(7000 + seed)
+    random_cases = []
     for i in range(cases):
-        shape, dim, scale = _random_case(gen, max_rank=3)
-        x = _logits(gen, shape, scale, torch.float64)
-        labels = _labels(gen, x, dim, ("soft", "onehot", "broadcast")[i % 3])
+        shape, dim, scale = random_case(gen, max_rank=3)
+        x = random_logits(gen, shape, scale, torch.float64)
+        random_cases.append((random_labels(gen, x, dim, ("soft", "onehot", "broadcast")[i % 3]), x, dim))
+    for labels, x, dim in CE_GRADIENT_CASES + random_cases:
 
         def vjp(g, x=x, dim=dim, labels=labels):
-            s = _ref_softmax(x, dim)
+            s = ref_softmax(x, dim)
             return g.unsqueeze(dim % x.dim()) * (s * labels.sum(dim=dim, keepdim=True) - labels)
 
-        def loss(t, dim=dim, labels=labels):
-            return softmax_cross_entropy(labels, t, dim=dim)
-
-        expect_grad_close(check, loss, [x], vjp, what="softmax_cross_entropy", rtol=1e-7, atol=1e-9,
+        expect_grad_close(check, softmax_cross_entropy, [labels, x], vjp, wrt=1, kwargs={"dim": dim},
+                          names=["labels", "logits"], what="softmax_cross_entropy", rtol=1e-7, atol=1e-9,
                           hint="The gradient of -sum(labels * log_softmax(x)) is softmax(x) * sum(labels) - labels.")
-        expect_gradcheck(check, loss, [x], what="softmax_cross_entropy")
+        expect_gradcheck(check, softmax_cross_entropy, [labels, x], wrt=1, kwargs={"dim": dim},
+                         names=["labels", "logits"], what="softmax_cross_entropy")
 
 
 @graded(1)
@@ -271,8 +229,184 @@ def check_cross_entropy_no_builtin(softmax_cross_entropy, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(8000 + seed)
-    x = _logits(gen, [4, 6], 2.0, torch.float32)
-    labels = _labels(gen, x, -1, "soft")
+    x = random_logits(gen, [4, 6], 2.0, torch.float32)
+    labels = random_labels(gen, x, -1, "soft")
     out, _ = expect_no_forbidden_ops(check, softmax_cross_entropy, labels, x, dim=-1, forbidden=FORBIDDEN,
                                      what="softmax_cross_entropy")
-    expect_close(check, out, _ref_cross_entropy(labels, x, -1), what="the loss", inputs={"logits": x})
+    expect_close(check, out, ref_cross_entropy(labels, x, -1), what="the loss", inputs={"logits": x})
+
+
+# ------------------------------------------------------------------ Softplus
+
+SOFTPLUS_HINT = ("log(1 + exp(x)) overflows once exp(x) does (x > 88.7 in float32, > 11.09 in float16). Write it as "
+                 "max(x, 0) + log1p(exp(-|x|)): the exponent is never positive.")
+SIGMOID_HINT = ("The derivative of softplus is sigmoid(x) = 1 / (1 + exp(-x)). Computed as exp(x) / (1 + exp(x)) it "
+                "is inf / inf = NaN for large x; `torch.sigmoid(x)` is stable. Multiply it by the upstream gradient.")
+FUNCTION_HINT = ("Subclass `torch.autograd.Function` with `@staticmethod def forward(ctx, x)` (save what backward "
+                 "needs with `ctx.save_for_backward(x)`) and `@staticmethod def backward(ctx, grad_output)`, and "
+                 "define `softplus(x)` as `return Softplus.apply(x)`.")
+
+
+def _expect_softplus(check, softplus, x, *, what, hint):
+    """``softplus(x)`` has x's shape, dtype and device, is finite, and matches the float64 reference."""
+    __tracebackhide__ = True
+    inputs = {"x": x}
+    out = call_student(check, softplus, x, what="softplus")
+    expect_meta(check, out, what=what, shape=x.shape, dtype=x.dtype, device=x.device.type, inputs=inputs,
+                hint="softplus is elementwise: return one value per element of x.")
+    expected = sp.reference(x)
+    try:
+        expect_finite(check, out, what=what, inputs=inputs, hint=hint)
+        expect_close(check, out, expected, what=what, inputs=inputs, hint=hint)
+    except CheckFailure as failure:
+        raise sp.pointed_failure(failure, x, out, expected, "softplus({x})") from None
+
+
+@graded(2, hidden=[{"cases": 48}])
+def check_softplus_forward(softplus, *, seed=0, cases=24):
+    """softplus(x) = log(1 + exp(x)) elementwise, equal to a float64 reference on moderate inputs (|x| <= 10)
+    of rank 0 to 3, every float dtype, contiguous or not: the shape, dtype and device of x."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(9000 + seed)
+    for i in range(cases):
+        dtype = sp.FLOAT_DTYPES[i % len(sp.FLOAT_DTYPES)]
+        x = sp.random_moderate(gen, dtype, devices()[i % len(devices())])
+        _expect_softplus(check, softplus, x, what="softplus's result",
+                         hint="softplus(x) = log(1 + exp(x)), elementwise, in x's dtype.")
+
+
+@graded(3, hidden=[{"cases": 8}])
+def check_softplus_extremes(softplus, *, seed=0, cases=4):
+    """Finite and right for every finite input of every float dtype: 0, the smallest normal and subnormal
+    values, just below and past exp's overflow, +-1e4, the largest finite value, and random magnitudes up to it."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(10_000 + seed)
+    for i in range(cases):
+        dtype = sp.FLOAT_DTYPES[i % len(sp.FLOAT_DTYPES)]
+        device = devices()[i % len(devices())]
+        x = torch.cat([sp.extreme_points(dtype), sp.random_extremes(gen, dtype, 12)]).to(device)
+        _expect_softplus(check, softplus, x, what="softplus's result at extreme inputs", hint=SOFTPLUS_HINT)
+
+
+def _softplus_backward(check, softplus, x, *, record=None):
+    """``(result, gradient)`` of ``softplus`` at ``x`` for an upstream gradient of ones; with ``record`` (an
+    :class:`OpRecord`), the torch calls and ATen kernels of forward and backward are recorded into it."""
+    __tracebackhide__ = True
+    leaf = x.detach().clone().requires_grad_(True)
+    upstream, grad = torch.ones_like(leaf), None
+    with record_ops() if record is not None else contextlib.nullcontext() as recorded:
+        out = call_student(check, softplus, leaf, what="softplus")
+        if isinstance(out, torch.Tensor) and out.grad_fn is not None and out.shape == leaf.shape:
+            try:
+                (grad,) = torch.autograd.grad(out, leaf, upstream, allow_unused=True)
+            except Exception as error:  # noqa: BLE001 - a student's backward can raise anything
+                grad = error
+    if record is not None:
+        record.calls.extend(recorded.calls)
+        record.kernels.extend(recorded.kernels)
+    expect_tensor(check, out, what="softplus's result")
+    if out.grad_fn is None:
+        raise CheckFailure(check, "softplus's result is not connected to the autograd graph of x "
+                                  f"(x with requires_grad=True, {x.dtype}).", hint=FUNCTION_HINT)
+    expect_meta(check, out, what="softplus's result", shape=x.shape, inputs={"x": x},
+                hint="softplus is elementwise: return one value per element of x.")
+    if isinstance(grad, Exception):
+        raise CheckFailure(check, f"backward through softplus failed on {x.dtype} input: "
+                                  f"{type(grad).__name__}: {grad}", hint=FUNCTION_HINT) from None
+    if grad is None:
+        raise CheckFailure(check, "backward through softplus gave no gradient for x.",
+                           hint="Return one gradient per input of forward from backward.")
+    return out, grad
+
+
+@graded(3, hidden=[{"cases": 12}])
+def check_softplus_gradient(softplus, *, seed=0, cases=6):
+    """The gradient is the upstream gradient times sigmoid(x): analytically and with ``gradcheck`` in float64 on
+    random inputs; in x's dtype for every float dtype; finite and right at 0, +-1e4 and each dtype's extremes
+    (where exp(x) / (1 + exp(x)) is inf / inf = NaN)."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(11_000 + seed)
+    for _ in range(cases):
+        rank = int(torch.randint(0, 3, (1,), generator=gen))
+        shape = [int(s) for s in torch.randint(1, 6, (rank,), generator=gen)]
+        x = torch.randn(shape, generator=gen, dtype=torch.float64) * 8
+
+        def vjp(g, x=x):
+            return g * torch.sigmoid(x)
+
+        expect_grad_close(check, softplus, [x], vjp, names=["x"], what="softplus", rtol=1e-7, atol=1e-9,
+                          hint=SIGMOID_HINT)
+        expect_gradcheck(check, softplus, [x], names=["x"], what="softplus")
+    for i, dtype in enumerate(sp.FLOAT_DTYPES):
+        device = devices()[i % len(devices())]
+        x = torch.cat([sp.extreme_points(dtype), sp.random_extremes(gen, dtype, 8),
+                       sp.random_moderate(gen, dtype).reshape(-1)]).to(device)
+        inputs = {"x": x}
+        _, grad = _softplus_backward(check, softplus, x)
+        expect_meta(check, grad, what="the gradient", shape=x.shape, dtype=dtype, device=device, inputs=inputs)
+        expected = sp.reference_grad(x)
+        try:
+            expect_finite(check, grad, what="the gradient at extreme inputs", inputs=inputs, hint=SIGMOID_HINT)
+            expect_close(check, grad, expected, what="the gradient (upstream gradient 1)", inputs=inputs,
+                         hint=SIGMOID_HINT + " At x = 0 it is exactly 0.5, while autograd's derivative of "
+                              "max(x, 0) + log1p(exp(-|x|)) there is 0 or 1 (relu, clamp and abs at 0): the "
+                              "backward should return sigmoid(x) itself.")
+        except CheckFailure as failure:
+            raise sp.pointed_failure(failure, x, grad, expected,
+                                     "x = {x}; softplus(x).sum().backward(); print(x.grad)", grad=True) from None
+
+
+@graded(2)
+def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
+    """``Softplus`` is a ``torch.autograd.Function`` with its own forward and backward, and ``softplus(x)``'s
+    result comes straight from it (its ``grad_fn`` is Softplus's backward node), with the values of
+    ``Softplus.apply(x)``: autograd runs the hand-written backward, not the derivative of the formula."""
+    __tracebackhide__ = True
+    check = current_check()
+    problem = sp.function_problem(Softplus)
+    if problem:
+        raise CheckFailure(check, problem, hint=FUNCTION_HINT)
+    gen = torch.Generator().manual_seed(12_000 + seed)
+    x = (torch.randn(6, generator=gen, dtype=torch.float64) * 4).float().requires_grad_(True)
+    out = call_student(check, softplus, x, what="softplus")
+    expect_tensor(check, out, what="softplus's result")
+    node_type = getattr(Softplus, "_backward_cls", None)
+    if out.grad_fn is None or node_type is None or not isinstance(out.grad_fn, node_type):
+        made_by = "no grad_fn" if out.grad_fn is None else f"grad_fn {type(out.grad_fn).__name__}"
+        depth = sp.backward_nodes(out, node_type) if node_type is not None and out.grad_fn is not None else None
+        if depth is None:
+            detail = (f"softplus(x) (x: 6 float32 values with requires_grad=True) returned a tensor with {made_by}, "
+                      "not one made by Softplus: autograd would differentiate the operations you wrote instead of "
+                      "calling your backward.")
+        else:
+            detail = (f"softplus(x) returned a tensor with {made_by}: Softplus's result passes through {depth} more "
+                      "operation(s) before it is returned, and autograd differentiates those too.")
+        raise CheckFailure(check, detail, hint=FUNCTION_HINT + " Do not call `Softplus.forward` yourself.")
+    y = torch.randn(4, 3, generator=gen, dtype=torch.float64)
+    direct = call_student(check, Softplus.apply, y, what="Softplus.apply")
+    expect_close(check, call_student(check, softplus, y, what="softplus"), direct,
+                 what="softplus(x) compared with Softplus.apply(x)", inputs={"x": y}, rtol=0, atol=0,
+                 hint="softplus(x) should be exactly `Softplus.apply(x)`.")
+
+
+@graded(1)
+def check_softplus_no_builtin(softplus, *, seed=0):
+    """Forward and backward built from elementary operations: no softplus (``F.softplus``, ``nn.Softplus``),
+    ``logaddexp`` or ``logsigmoid``, in any spelling (the recorder sees every ATen operator that runs)."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(13_000 + seed)
+    for dtype in (torch.float32, torch.float64):
+        x = (torch.randn(3, 5, generator=gen, dtype=torch.float64) * 4).clamp(-sp.MODERATE, sp.MODERATE).to(dtype)
+        record = OpRecord()
+        out, _ = _softplus_backward(check, softplus, x, record=record)
+        used = record.find(sp.FORBIDDEN)
+        if used:
+            raise CheckFailure(check, f"softplus (forward or backward) uses {', '.join(used)}, which this exercise "
+                                      f"forbids (forbidden: {', '.join(sorted(set(sp.FORBIDDEN)))}).",
+                               hint="Build it from relu / clamp, abs, exp, log1p; the backward from sigmoid.")
+        # Loosely: this check is about the operations; precision is graded by the others.
+        expect_close(check, out, sp.reference(x), what="softplus's result", inputs={"x": x}, rtol=1e-3, atol=1e-4)
