@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from autograder.checks import max_points
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.e2e
+FULL = max_points("stability")
 
 
 def readme_block(marker):
@@ -55,16 +57,16 @@ def test_the_flow_grades_both_students(flow):
     assert "checked 8 assignments" in out and "built " not in out
     report = json.loads((course / "grading-report.json").read_text())
     assert report["bob/stability"]["grades"]["softmax_forward"] == [3.0, 3.0]
-    assert sum(s for s, _ in report["bob/stability"]["grades"].values()) == 18
+    assert sum(s for s, _ in report["bob/stability"]["grades"].values()) == FULL
     assert sum(s for s, _ in report["alice/stability"]["grades"].values()) == 0
     assert report["bob/stability"]["seed"] == report["alice/stability"]["seed"] is not None
-    assert "bob" in out and "18/18" in out
+    assert "bob" in out and f"{FULL:g}/{FULL:g}" in out
 
 
 def test_the_flow_exports_csv_and_gradescope(flow):
     course, _ = flow
     rows = {r["student"]: r for r in csv.DictReader(open(course / "grades.csv", encoding="utf-8"))}
-    assert rows["bob"]["score"] == "18" and rows["alice"]["score"] == "0" and rows["bob"]["softmax_forward"] == "3"
+    assert rows["bob"]["score"] == f"{FULL:g}" and rows["alice"]["score"] == "0" and rows["bob"]["softmax_forward"] == "3"
     alice = json.loads((course / "gradescope" / "alice" / "stability" / "results.json").read_text())
     assert alice["score"] == 0 and all("not implemented yet" in t["output"] for t in alice["tests"])
 
