@@ -31,7 +31,7 @@ def float32_loop(model, batches, optimizer, loss_fn, *, device_type="cuda", dtyp
 def _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate, max_grad_norm, *,
               backward_in_autocast=False, plain_step=False, update=True, update_first=False, clip_scaled=False,
               step_every_batch=False, divide=True, half=False, use_scaler=True, to_none=True, report=None,
-              given=None, ignore_given=False):
+              given=None, ignore_given=False, item_each=False):
     """The reference loop with one switch flipped (each mutant below flips one)."""
     if half:
         model.half()
@@ -47,7 +47,7 @@ def _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate
                 scaled.backward()
         if not backward_in_autocast:
             scaled.backward()
-        losses.append(report(loss, scaled, accumulate) if report else loss.item())
+        losses.append(report(loss, scaled, accumulate) if report else loss.item() if item_each else loss.detach())
         if i % accumulate == 0 or step_every_batch:
             if max_grad_norm is not None:
                 if clip_scaled:
@@ -65,7 +65,7 @@ def _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate
                 grad_scaler.update()
         if i % accumulate == 0 and to_none is not None:
             optimizer.zero_grad(set_to_none=to_none)
-    return losses
+    return losses if report or item_each else torch.stack(losses).tolist() if losses else []
 
 
 def _mutant(**switch):
@@ -119,7 +119,8 @@ def loss_outside_autocast(model, batches, optimizer, loss_fn, *, device_type="cu
 def item_every_batch(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
                      accumulate=1, max_grad_norm=None, scaler=None):
     """Correct, but reads every loss back with `.item()` as it goes: a host sync per batch on a GPU."""
-    return _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate, max_grad_norm, given=scaler)
+    return _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate, max_grad_norm, given=scaler,
+                     item_each=True)
 
 
 # ------------------------------------------------------------------ checkpoint and resume
@@ -200,7 +201,8 @@ MUTANTS = {
     "loss computed outside autocast": (_replace(loss_outside_autocast), {"check_autocast_dtypes"}),
     "returning the scaled loss": (_replace(_mutant(report=lambda loss, scaled, accumulate: scaled.item())),
                                   {"check_convergence"}),
-    "returning loss tensors": (_replace(_mutant(report=lambda loss, scaled, accumulate: loss.detach())), {"check_convergence"}),
+    "returning loss tensors": (_replace(_mutant(report=lambda loss, scaled, accumulate: loss.detach())),
+                               {"check_convergence"}),
     "returning the loss divided by accumulate": (
         _replace(_mutant(report=lambda loss, scaled, accumulate: loss.item() / accumulate)), {"check_convergence"}),
     "a GradScaler of its own even when one is given": (_replace(_mutant(ignore_given=True)),

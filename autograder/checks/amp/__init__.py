@@ -351,29 +351,31 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
     """``save_checkpoint(path, model, optimizer, scaler, step)`` writes a file from which
     ``load_checkpoint(path, model, optimizer, scaler)`` restores the model (parameters and buffers), the
     optimizer's state, the scaler's state and returns the step: into new objects, and into the same objects
-    after they trained on."""
+    after they trained on (on the CPU, and on CUDA where there is a GPU)."""
     __tracebackhide__ = True
     check = current_check()
-    gen = torch.Generator().manual_seed(900 + seed)
-    model, optimizer, scaler = checkpoint.make_run(gen)
-    before, after = checkpoint.ROUNDTRIP_STEPS
-    data = checkpoint.batches(gen, before + after)
-    checkpoint.train_steps(model, optimizer, scaler, data[:before])
-    step = int(torch.randint(1, 100_000, (1,), generator=gen))
-    saved = checkpoint.snapshot(model, optimizer, scaler)
-    case = (f"{checkpoint.describe_problem()}; trained {before} steps, then save_checkpoint(path, model, "
-            f"optimizer, scaler, step={step})")
-    with tempfile.TemporaryDirectory() as directory:
-        path = checkpoint.temporary_path(directory, as_path)
-        call_student(check, save_checkpoint, path, model, optimizer, scaler, step, what="save_checkpoint")
-        checkpoint.expect_file(check, path, case)
-        checkpoint.train_steps(model, optimizer, scaler, data[before:])  # the run goes on after the save
-        for into, objects in (("new objects", checkpoint.make_run(torch.Generator().manual_seed(901 + seed))),
-                              (f"the same objects, {after} steps later", (model, optimizer, scaler))):
-            when = f"after load_checkpoint(path, model, optimizer, scaler) into {into}"
-            got = call_student(check, load_checkpoint, path, *objects, what="load_checkpoint")
-            checkpoint.expect_step(check, got, step, f"{case}; load_checkpoint into {into}")
-            checkpoint.expect_state_restored(check, saved, *objects, when, case)
+    for device in _devices():
+        gen = torch.Generator().manual_seed(900 + seed)
+        model, optimizer, scaler = checkpoint.make_run(gen, device)
+        before, after = checkpoint.ROUNDTRIP_STEPS
+        data = checkpoint.batches(gen, before + after, device)
+        checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
+        step = int(torch.randint(1, 100_000, (1,), generator=gen))
+        saved = checkpoint.snapshot(model, optimizer, scaler)
+        case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
+                f"optimizer, scaler, step={step})")
+        with tempfile.TemporaryDirectory() as directory:
+            path = checkpoint.temporary_path(directory, as_path)
+            call_student(check, save_checkpoint, path, model, optimizer, scaler, step, what="save_checkpoint")
+            checkpoint.expect_file(check, path, case)
+            checkpoint.train_steps(model, optimizer, scaler, data[before:], device)  # the run goes on after the save
+            fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
+            for into, objects in (("new objects", fresh),
+                                  (f"the same objects, {after} steps later", (model, optimizer, scaler))):
+                when = f"after load_checkpoint(path, model, optimizer, scaler) into {into}"
+                got = call_student(check, load_checkpoint, path, *objects, what="load_checkpoint")
+                checkpoint.expect_step(check, got, step, f"{case}; load_checkpoint into {into}")
+                checkpoint.expect_state_restored(check, saved, *objects, when, case)
 
 
 @graded(3, hidden=[{}])
