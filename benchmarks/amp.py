@@ -30,7 +30,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.checks import amp_speed  # noqa: E402
+from autograder.checks.amp import speed as amp_speed  # noqa: E402
 from autograder.checks.amp.problems import mse  # noqa: E402
 from autograder.settings import settings  # noqa: E402
 from autograder.timing import measure_speedup  # noqa: E402

@@ -1,5 +1,6 @@
 """The amp checks pass correct solutions, catch each realistic mistake, and grade speed on CUDA only."""
 
+import copy
 import subprocess
 import sys
 
@@ -8,11 +9,12 @@ import torch
 
 from autograder import settings as settings_module
 from autograder.checks import amp
+from autograder.checks.amp import checkpoint as amp_checkpoint
 from autograder.checks.amp import speed as amp_speed
 from autograder.checks.amp.problems import mse, regression_batches, small_model
 from autograder.checks.amp.recording import recording
 from autograder.checks import items_of
-from tests.mutants.amp import MUTANTS
+from tests.mutants.amp import GPU_MUTANTS, MUTANTS, _mutant
 from tests.proving import alternative, reference, run_check, with_replacements
 
 TOPIC = "amp"
@@ -144,3 +146,135 @@ def test_speed_on_gpu_fails_the_float32_loop():
     replacements, _ = MUTANTS["float32 loop (no autocast, no scaler)"]
     result = run_check(amp.check_speed, with_replacements(TOPIC, replacements))
     assert not result.passed and "not fast enough on cuda" in result.message
+
+
+# ------------------------------------------------------------------ zeroed gradients, a given scaler
+
+def test_zeroed_gradients_are_correct():
+    """zero_grad(set_to_none=False) leaves zeros, which the next backward adds to: the same gradients."""
+    result = run_check(amp.check_accumulation, {"train_amp": _mutant(to_none=False)}, accumulations=(2, 3))
+    assert result.passed, result.message
+
+
+def test_gradients_left_over_are_named():
+    message = _message("gradients never cleared", "check_accumulation")
+    assert "still held the previous effective batch's sum" in message and "zero_grad()" in message
+
+
+def test_a_scaler_of_its_own_is_named():
+    message = _message("a GradScaler of its own even when one is given", "check_scaler_across_calls")
+    assert "call 1, batch 0: the loss was multiplied by 65536" in message
+    assert "GradScaler of its own" in message and "if scaler is None" in message
+    assert "scaler = torch.amp.GradScaler('cpu', init_scale=256, growth_interval=2)" in message
+
+
+def test_a_scaler_made_again_for_the_second_call_is_named():
+    def fresh_each_call(model, batches, optimizer, loss_fn, *, scaler=None, **options):
+        twin = torch.amp.GradScaler("cpu", init_scale=scaler.get_scale(), growth_interval=2) if scaler else None
+        return reference(TOPIC)["train_amp"](model, batches, optimizer, loss_fn, scaler=twin, **options)
+
+    result = run_check(amp.check_scaler_across_calls, {"train_amp": fresh_each_call})
+    assert not result.passed and "after call 1 the scaler you passed has scale 256.0" in result.message
+
+
+def test_scale_schedule_follows_gradscaler():
+    assert amp.scaling.scale_schedule(8.0, 2, [False, False, True, False, False, False]) == (
+        [8.0, 8.0, 16.0, 8.0, 8.0, 16.0], (16.0, 1))
+
+
+# ------------------------------------------------------------------ checkpoint and resume
+
+def _resume_problem(seed):
+    gen = torch.Generator().manual_seed(1000 + seed)
+    start = amp_checkpoint.make_model(gen)
+    data = amp_checkpoint.batches(gen, amp_checkpoint.RESUME_BATCHES)
+    low, high = amp_checkpoint.RESUME_CUTS
+    return start, data, low + seed % (high - low)
+
+
+@pytest.mark.parametrize("seed", range(0, 40, 4))
+def test_checkpoint_problem_makes_every_part_matter(seed):
+    """At the cut Adam has state, the model's buffers have moved, the scaler is not where a new one starts; after
+    the cut the scale changes again, and resuming with a new scaler changes the losses."""
+    start, data, cut = _resume_problem(seed)
+    model = copy.deepcopy(start)
+    optimizer, scaler = amp_checkpoint.make_optimizer(model), amp_checkpoint.make_scaler()
+    losses = amp_checkpoint.train_steps(model, optimizer, scaler, data[:cut])
+    assert optimizer.state, "Adam has taken no step before the cut"
+    assert not torch.equal(model.state_dict()["1.running_mean"], start.state_dict()["1.running_mean"])
+    assert scaler.state_dict() != amp_checkpoint.make_scaler().state_dict()
+    scales = []
+    for batch in data[cut:]:
+        amp_checkpoint.train_steps(model, optimizer, scaler, [batch])
+        scales.append(scaler.get_scale())
+    assert len(set(scales)) > 1, "the scale does not change after the cut"
+    twin = copy.deepcopy(start)
+    twin_optimizer, twin_scaler = amp_checkpoint.make_optimizer(twin), amp_checkpoint.make_scaler()
+    amp_checkpoint.train_steps(twin, twin_optimizer, twin_scaler, data[:cut])
+    resumed = losses + amp_checkpoint.train_steps(twin, twin_optimizer, amp_checkpoint.make_scaler(), data[cut:])
+    whole = copy.deepcopy(start)
+    expected = amp_checkpoint.train_steps(whole, amp_checkpoint.make_optimizer(whole), amp_checkpoint.make_scaler(),
+                                          data)
+    assert not all(torch.equal(a, b) for a, b in zip(resumed, expected)), "a new scaler gives the same losses"
+
+
+def test_checkpoint_roundtrip_saves_state_a_new_run_lacks():
+    gen = torch.Generator().manual_seed(900)
+    run = amp_checkpoint.make_run(gen)
+    before, _ = amp_checkpoint.ROUNDTRIP_STEPS
+    amp_checkpoint.train_steps(*run, amp_checkpoint.batches(gen, before))
+    differences = amp_checkpoint.state_differences(amp_checkpoint.snapshot(*run),
+                                                   *amp_checkpoint.make_run(torch.Generator().manual_seed(901)))
+    assert set(differences) == {"model", "optimizer", "scaler"}
+
+
+def test_checkpoint_messages_name_the_part_and_the_fix():
+    message = _message("checkpoint without the scaler", "check_checkpoint_roundtrip")
+    assert "scaler.state_dict()['scale']" in message and "scaler.load_state_dict" in message
+    message = _message("checkpoint without the scaler", "check_checkpoint_resume_exact")
+    assert "the resumed run's loss" in message and "scaler" in message
+    message = _message("model.parameters() saved as a list (BatchNorm's buffers lost)", "check_checkpoint_roundtrip")
+    assert "running_mean" in message and "buffers" in message
+    message = _message("load_checkpoint returns step + 1", "check_checkpoint_roundtrip")
+    assert "returned step" in message and "saved with step" in message
+    message = _message("torch.save of the objects themselves, loaded with weights_only=False",
+                       "check_checkpoint_weights_only")
+    assert "torch.load(path, weights_only=True) refuses the checkpoint" in message and "torch.nn.modules" in message
+    message = _message("load_checkpoint with weights_only=False", "check_checkpoint_weights_only")
+    assert "ran code from the file" in message and "weights_only=True" in message
+
+
+def test_checkpoint_content_must_be_plain_data():
+    assert amp_checkpoint.plain_content_problem({"a": [1, 2.0, (None, "x")], "t": torch.zeros(2)}) is None
+    assert "collections.Counter" not in (amp_checkpoint.plain_content_problem({"a": {}}) or "")
+    problem = amp_checkpoint.plain_content_problem({"model": {"w": torch.nn.Linear(1, 1)}})
+    assert problem == "checkpoint['model']['w'] is a torch.nn.modules.linear.Linear"
+
+
+def test_checkpoint_probe_runs_only_when_unpickled_unsafely(tmp_path):
+    path = tmp_path / "probe.pt"
+    torch.save(amp_checkpoint.with_probe({"step": 1}), path)
+    amp_checkpoint._probe_runs.clear()
+    with pytest.raises(Exception) as refused:
+        torch.load(path, weights_only=True)
+    assert "weights_only" in str(refused.value).lower() or "unsupported global" in str(refused.value).lower()
+    assert not amp_checkpoint._probe_runs
+    torch.load(path, weights_only=False)
+    assert amp_checkpoint._probe_runs
+    amp_checkpoint._probe_runs.clear()
+
+
+# ------------------------------------------------------------------ host syncs (CUDA)
+
+@pytest.mark.gpu
+def test_reference_adds_no_host_sync_per_batch():
+    counts = amp_speed.expect_no_sync_per_batch("check_speed", reference(TOPIC)["train_amp"])
+    assert amp_speed._extra_syncs(counts) <= 0, counts
+
+
+@pytest.mark.gpu
+def test_item_every_batch_is_counted():
+    replacements, _ = GPU_MUTANTS["loss.item() every batch (a host sync per batch)"]
+    result = run_check(amp.check_speed, with_replacements(TOPIC, replacements))
+    assert not result.passed and "more wait(s) per batch" in result.message
+    assert result.measurements["host_syncs"]["yours"][8] > result.measurements["host_syncs"]["yours"][4]

@@ -1,14 +1,20 @@
-"""Realistic mistakes in `train_amp`, one function each, with the checks that must catch them.
+"""Realistic mistakes in `train_amp` and in `save_checkpoint` / `load_checkpoint`, one each, with the checks that
+must catch them.
 
 ``MUTANTS[name] = (replacement objects, checks that must fail)``. Every mutant is the
-reference loop with one thing changed.
+reference with one thing changed. ``GPU_MUTANTS`` are mistakes that only a machine with
+CUDA can see (a host sync per batch costs nothing on the CPU, and is no error there).
+Clearing the gradients with ``zero_grad(set_to_none=False)`` is not here: zeroed
+gradients are correct (the second solution in tests/alternatives/amp.py zeroes them).
 """
+
+import os
 
 import torch
 
 
 def float32_loop(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
-                 accumulate=1, max_grad_norm=None):
+                 accumulate=1, max_grad_norm=None, scaler=None):
     losses = []
     for i, (inputs, targets) in enumerate(batches, start=1):
         loss = loss_fn(model(inputs), targets)
@@ -24,11 +30,14 @@ def float32_loop(model, batches, optimizer, loss_fn, *, device_type="cuda", dtyp
 
 def _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate, max_grad_norm, *,
               backward_in_autocast=False, plain_step=False, update=True, update_first=False, clip_scaled=False,
-              step_every_batch=False, divide=True, half=False, scaler=True, to_none=True, report=None):
+              step_every_batch=False, divide=True, half=False, use_scaler=True, to_none=True, report=None,
+              given=None, ignore_given=False, item_each=False):
     """The reference loop with one switch flipped (each mutant below flips one)."""
     if half:
         model.half()
-    grad_scaler = torch.amp.GradScaler(device_type, enabled=scaler and dtype == torch.float16)
+    grad_scaler = given
+    if given is None or ignore_given:
+        grad_scaler = torch.amp.GradScaler(device_type, enabled=use_scaler and dtype == torch.float16)
     losses = []
     for i, (inputs, targets) in enumerate(batches, start=1):
         with torch.autocast(device_type=device_type, dtype=dtype):
@@ -38,7 +47,7 @@ def _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate
                 scaled.backward()
         if not backward_in_autocast:
             scaled.backward()
-        losses.append(report(loss, scaled, accumulate) if report else loss.item())
+        losses.append(report(loss, scaled, accumulate) if report else loss.item() if item_each else loss.detach())
         if i % accumulate == 0 or step_every_batch:
             if max_grad_norm is not None:
                 if clip_scaled:
@@ -56,21 +65,21 @@ def _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate
                 grad_scaler.update()
         if i % accumulate == 0 and to_none is not None:
             optimizer.zero_grad(set_to_none=to_none)
-    return losses
+    return losses if report or item_each else torch.stack(losses).tolist() if losses else []
 
 
 def _mutant(**switch):
     def train_amp(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
-                  accumulate=1, max_grad_norm=None):
+                  accumulate=1, max_grad_norm=None, scaler=None):
         return _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate, max_grad_norm,
-                         **switch)
+                         given=scaler, **switch)
     return train_amp
 
 
 def zero_every_batch(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
-                     accumulate=1, max_grad_norm=None):
+                     accumulate=1, max_grad_norm=None, scaler=None):
     """Accumulation that does not accumulate: the gradients are cleared before every batch."""
-    scaler = torch.amp.GradScaler(device_type, enabled=dtype == torch.float16)
+    scaler = scaler or torch.amp.GradScaler(device_type, enabled=dtype == torch.float16)
     losses = []
     for i, (inputs, targets) in enumerate(batches, start=1):
         optimizer.zero_grad(set_to_none=True)
@@ -88,8 +97,8 @@ def zero_every_batch(model, batches, optimizer, loss_fn, *, device_type="cuda", 
 
 
 def loss_outside_autocast(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
-                          accumulate=1, max_grad_norm=None):
-    scaler = torch.amp.GradScaler(device_type, enabled=dtype == torch.float16)
+                          accumulate=1, max_grad_norm=None, scaler=None):
+    scaler = scaler or torch.amp.GradScaler(device_type, enabled=dtype == torch.float16)
     losses = []
     for i, (inputs, targets) in enumerate(batches, start=1):
         with torch.autocast(device_type=device_type, dtype=dtype):
@@ -105,6 +114,68 @@ def loss_outside_autocast(model, batches, optimizer, loss_fn, *, device_type="cu
             scaler.update()
             optimizer.zero_grad(set_to_none=True)
     return losses
+
+
+def item_every_batch(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
+                     accumulate=1, max_grad_norm=None, scaler=None):
+    """Correct, but reads every loss back with `.item()` as it goes: a host sync per batch on a GPU."""
+    return _amp_loop(model, batches, optimizer, loss_fn, device_type, dtype, accumulate, max_grad_norm, given=scaler,
+                     item_each=True)
+
+
+# ------------------------------------------------------------------ checkpoint and resume
+
+def _save(path, model, optimizer, scaler, step, *, skip=(), model_state=None, whole=False):
+    state = {"model": model_state(model) if model_state else model.state_dict(),
+             "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(), "step": step}
+    if whole:                                        # the objects themselves, pickled
+        state.update(model=model, optimizer=optimizer, scaler=scaler)
+    torch.save({k: v for k, v in state.items() if k not in skip}, path)
+
+
+def _load(path, model, optimizer, scaler, *, skip=(), weights_only=True, new_scaler=False, step_offset=0,
+          copy_params=False, whole=False):
+    checkpoint = torch.load(path, weights_only=weights_only)
+    if copy_params:                                  # a list of parameters: copied one by one
+        with torch.no_grad():
+            for p, saved in zip(model.parameters(), checkpoint["model"]):
+                p.copy_(saved)
+    else:
+        model.load_state_dict(checkpoint["model"].state_dict() if whole else checkpoint["model"])
+    if "optimizer" not in skip:
+        optimizer.load_state_dict(checkpoint["optimizer"].state_dict() if whole else checkpoint["optimizer"])
+    if "scaler" not in skip:
+        if new_scaler:                               # binds a new scaler to the local name: the caller never sees it
+            scaler = torch.amp.GradScaler("cpu")
+        scaler.load_state_dict(checkpoint["scaler"].state_dict() if whole else checkpoint["scaler"])
+    return checkpoint["step"] + step_offset
+
+
+def _checkpoint(save=None, load=None):
+    def save_checkpoint(path, model, optimizer, scaler, step):
+        return _save(path, model, optimizer, scaler, step, **(save or {}))
+
+    def load_checkpoint(path, model, optimizer, scaler):
+        return _load(path, model, optimizer, scaler, **(load or {}))
+    return {"save_checkpoint": save_checkpoint, "load_checkpoint": load_checkpoint}
+
+
+def _save_state_dicts(path, model, optimizer, scaler, step):
+    """A correct save (the mistake is in the load below)."""
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict(),
+                "step": step}, path)
+
+
+def _load_unsafe(path, model, optimizer, scaler):
+    """Loads with weights_only=False, as code written before torch 2.6 often did."""
+    checkpoint = torch.load(os.fspath(path), weights_only=False)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    scaler.load_state_dict(checkpoint["scaler"])
+    return checkpoint["step"]
+
+
+RESUME = {"check_checkpoint_roundtrip", "check_checkpoint_resume_exact"}
 
 
 def _replace(fn):
@@ -124,14 +195,35 @@ MUTANTS = {
     "model cast with .half()": (_replace(_mutant(half=True)), {"check_autocast_dtypes"}),
     "scaler.update() before scaler.step()": (_replace(_mutant(update_first=True)), {"check_loss_scaling"}),
     "no scaler.update()": (_replace(_mutant(update=False)), {"check_loss_scaling"}),
-    "float16 autocast without a scaler": (_replace(_mutant(scaler=False)), {"check_loss_scaling"}),
-    "zero_grad(set_to_none=False)": (_replace(_mutant(to_none=False)), {"check_accumulation"}),
+    "float16 autocast without a scaler": (_replace(_mutant(use_scaler=False)), {"check_loss_scaling"}),
     "gradients never cleared": (_replace(_mutant(to_none=None)), {"check_accumulation", "check_convergence"}),
     "gradients cleared before every micro-batch": (_replace(zero_every_batch), {"check_accumulation"}),
     "loss computed outside autocast": (_replace(loss_outside_autocast), {"check_autocast_dtypes"}),
     "returning the scaled loss": (_replace(_mutant(report=lambda loss, scaled, accumulate: scaled.item())),
                                   {"check_convergence"}),
-    "returning loss tensors": (_replace(_mutant(report=lambda loss, scaled, accumulate: loss.detach())), {"check_convergence"}),
+    "returning loss tensors": (_replace(_mutant(report=lambda loss, scaled, accumulate: loss.detach())),
+                               {"check_convergence"}),
     "returning the loss divided by accumulate": (
         _replace(_mutant(report=lambda loss, scaled, accumulate: loss.item() / accumulate)), {"check_convergence"}),
+    "a GradScaler of its own even when one is given": (_replace(_mutant(ignore_given=True)),
+                                                       {"check_scaler_across_calls"}),
+    "checkpoint without the scaler": (_checkpoint(save={"skip": ("scaler",)}, load={"skip": ("scaler",)}),
+                                      RESUME),
+    "checkpoint without the optimizer (Adam's state lost)": (
+        _checkpoint(save={"skip": ("optimizer",)}, load={"skip": ("optimizer",)}), RESUME),
+    "a new GradScaler bound in load_checkpoint instead of loading into the given one": (
+        _checkpoint(load={"new_scaler": True}), RESUME),
+    "load_checkpoint returns step + 1": (_checkpoint(load={"step_offset": 1}), RESUME),
+    "model.parameters() saved as a list (BatchNorm's buffers lost)": (
+        _checkpoint(save={"model_state": lambda model: list(model.parameters())}, load={"copy_params": True}),
+        RESUME),
+    "torch.save of the objects themselves, loaded with weights_only=False": (
+        _checkpoint(save={"whole": True}, load={"whole": True, "weights_only": False}),
+        {"check_checkpoint_weights_only"}),
+    "load_checkpoint with weights_only=False": ({"save_checkpoint": _save_state_dicts,
+                                                 "load_checkpoint": _load_unsafe}, {"check_checkpoint_weights_only"}),
+}
+
+GPU_MUTANTS = {
+    "loss.item() every batch (a host sync per batch)": (_replace(item_every_batch), {"check_speed"}),
 }

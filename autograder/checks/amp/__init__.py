@@ -1,13 +1,18 @@
-"""Checks for the ``amp`` assignment: a mixed-precision training loop, ``train_amp``.
+"""Checks for the ``amp`` assignment: a mixed-precision training loop, ``train_amp``, and a checkpoint that
+resumes it exactly, ``save_checkpoint`` / ``load_checkpoint``.
 
-The checks read what the loop does through hooks (see ``amp_recording``), never its
+The checks read what the loop does through hooks (see ``recording.py``), never its
 text: the autocast state and dtypes in the forward pass, the gradient that reaches
 the loss in the backward pass (the loss scale), the gradients and parameters at
 every optimizer step. References are the grader's own loops on the same seeded
 data. Every correctness check runs on the CPU, with bfloat16 (no scaler) and with
 float16 and a ``GradScaler("cpu")``, and on CUDA too where there is a GPU; speed is
-graded on CUDA only.
+graded on CUDA only. The checkpoint checks (``checkpoint.py``) run the grader's own
+float16 loop around the student's save and load.
 """
+
+import copy
+import tempfile
 
 import torch
 
@@ -16,16 +21,15 @@ from ...settings import settings
 from ...student import call_student, describe
 from ...timing import expect_speedup
 from ...spec import current_check, graded
+from . import checkpoint
 from . import precision
 from . import problems
+from . import scaling
 from . import speed
 from .recording import recording
+from .scaling import GRAD_TOLERANCE, SCALER_HINT
 
 DTYPES = (torch.bfloat16, torch.float16)
-# Relative error (over all parameters) between the gradients a loop holds at optimizer.step() and the
-# grader's own autocast gradients: the same computation, up to rounding of the loss / accumulate (the
-# reference stays below 2e-4; forgetting to divide by accumulate = k gives k - 1).
-GRAD_TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 # Relative error between a mixed-precision update and the float32 one over the same batches: the reference and
 # the second solution reach at most 0.021 (float16) and 0.026 (bfloat16) over 480 steps (20 seeds, k = 2, 3, 4).
 UPDATE_TOLERANCE = {torch.float16: 8e-2, torch.bfloat16: 1.2e-1}
@@ -33,9 +37,6 @@ UPDATE_TOLERANCE = {torch.float16: 8e-2, torch.bfloat16: 1.2e-1}
 # The reference and the second solution use at most 7.5% of this tolerance over 15 seeds.
 CURVE_TOLERANCE = {torch.float16: (1.5e-2, 5e-3), torch.bfloat16: (3e-2, 1e-2)}
 
-SCALER_HINT = ("With float16, create `scaler = torch.amp.GradScaler(device_type)` (default settings), call "
-               "`scaler.scale(loss).backward()`, then `scaler.step(optimizer)` and `scaler.update()` once per "
-               "effective batch.")
 
 
 def _devices():
@@ -64,7 +65,7 @@ def _train(check, train_amp, model, batches, optimizer, *, device_type, dtype, *
 def _case(device, dtype, batches, **options):
     inputs, targets = batches[0]
     text = (f"train_amp(model, batches, optimizer, loss_fn, device_type={device!r}, dtype={dtype}"
-            + "".join(f", {k}={v}" for k, v in options.items())
+            + "".join(f", {k}={'scaler' if k == 'scaler' else v}" for k, v in options.items())
             + f") on {len(batches)} batches of inputs {list(inputs.shape)} and targets {list(targets.shape)}, "
               f"float32 ({problems.describe_model()}, MSE loss)")
     return text
@@ -119,84 +120,10 @@ def check_loss_scaling(train_amp, *, seed=0):
         _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype)
         for b in range(len(batches)):
             if b == bad:
-                _expect_skipped_overflow(check, rec, bad, case)
+                scaling.expect_skipped_overflow(check, rec, bad, case)
             else:
-                _expect_scaled_loss(check, rec, b, case)
-                _expect_unscaled_step(check, rec, model, batches, b, dtype, case)
-
-
-def _loss_multiplier(check, rec, batch, case):
-    __tracebackhide__ = True
-    losses = rec.losses_of_batch(batch)
-    if len(losses) != 1 or losses[0].grad is None:
-        raise CheckFailure(check, f"batch {batch}: expected one loss_fn call and one backward through it, got "
-                                  f"{len(losses)} call(s).\nCase: {case}", hint=SCALER_HINT)
-    return losses[0].grad
-
-
-def _expect_scaled_loss(check, rec, batch, case):
-    __tracebackhide__ = True
-    multiplier = _loss_multiplier(check, rec, batch, case)
-    if not multiplier >= 2:
-        raise CheckFailure(check, f"batch {batch}: the gradient that reached the loss in backward was "
-                                  f"{multiplier:g}, so the loss was not scaled: small float16 gradients "
-                                  f"underflow to zero.\nCase: {case}", hint=SCALER_HINT)
-
-
-def _only_step_of(check, rec, batch, case, what):
-    __tracebackhide__ = True
-    steps = rec.steps_during_batch(batch)
-    if len(steps) != 1:
-        raise CheckFailure(check, f"batch {batch} ({what}): expected one optimizer step after it, got "
-                                  f"{len(steps)}.\nCase: {case}", hint=SCALER_HINT)
-    return steps[0]
-
-
-def _expect_unscaled_step(check, rec, model, batches, batch, dtype, case):
-    __tracebackhide__ = True
-    step = _only_step_of(check, rec, batch, case, "an ordinary batch")
-    if any(g is None for g in step.grads):
-        raise CheckFailure(check, f"batch {batch}: some parameters had no gradient at optimizer.step().\n"
-                                  f"Case: {case}", hint="Call backward before stepping.")
-    if not all(torch.isfinite(g).all() for g in step.grads):
-        raise CheckFailure(check, f"batch {batch}: the gradients at optimizer.step() hold inf or NaN.\n"
-                                  f"Case: {case}", hint=SCALER_HINT)
-    expected = problems.reference_grads(model, step.params_before, [batches[batch]], problems.mse,
-                                        rec.device_type, dtype)
-    error = problems.relative_error(step.grads, expected)
-    if not error <= GRAD_TOLERANCE[dtype]:
-        ratio = float(problems.flat(step.grads).norm() / problems.flat(expected).norm())
-        raise CheckFailure(check, f"batch {batch}: at optimizer.step() the gradients were {ratio:.4g} times "
-                                  f"the true ones (relative error {error:.2g}); the optimizer must see "
-                                  f"unscaled gradients.\nCase: {case}",
-                           hint="Step with `scaler.step(optimizer)`, which unscales the gradients first "
-                                "(never `optimizer.step()` directly), and unscale only once.")
-
-
-def _expect_skipped_overflow(check, rec, bad, case):
-    __tracebackhide__ = True
-    if rec.steps_during_batch(bad):
-        raise CheckFailure(check, f"batch {bad}: its gradients overflowed float16 (inf/NaN), but the optimizer "
-                                  f"stepped anyway.\nCase: {case}",
-                           hint="`scaler.step(optimizer)` skips the step when the gradients hold inf or NaN; "
-                                "`optimizer.step()` does not.")
-    if len(rec.forwards) <= bad + 1:
-        raise CheckFailure(check, f"training stopped at batch {bad}, the overflowing batch.\nCase: {case}",
-                           hint="Go on with the next batch: the scaler recovers by itself.")
-    before, after = rec.forwards[bad].params, rec.forwards[bad + 1].params
-    if not all(torch.equal(a, b) for a, b in zip(before, after)):
-        raise CheckFailure(check, f"batch {bad}: its gradients overflowed, yet the parameters changed.\n"
-                                  f"Case: {case}", hint=SCALER_HINT)
-    scale_at_overflow = _loss_multiplier(check, rec, bad, case)
-    scale_after = _loss_multiplier(check, rec, bad + 1, case)
-    if not scale_after < scale_at_overflow:
-        raise CheckFailure(check, f"after the overflow at batch {bad} the loss scale did not go down "
-                                  f"({scale_at_overflow:g} then {scale_after:g}).\nCase: {case}",
-                           hint="Call `scaler.update()` after `scaler.step(optimizer)`: it halves the scale "
-                                "after an overflow.")
-    final = rec.steps[-1].params_after if rec.steps else []
-    if not all(torch.isfinite(p).all() for p in final):
-        raise CheckFailure(check, f"after training the parameters hold inf or NaN.\nCase: {case}", hint=SCALER_HINT)
+                scaling.expect_scaled_loss(check, rec, b, case)
+                scaling.expect_unscaled_step(check, rec, model, batches, b, dtype, case)
 
 
 # ------------------------------------------------------------------ accumulation
@@ -204,8 +131,8 @@ def _expect_skipped_overflow(check, rec, bad, case):
 @graded(3, hidden=[{"accumulations": (2, 4)}])
 def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
     """With ``accumulate=k`` the optimizer steps once per k batches, the gradients are cleared (set to
-    None) before each group, and the step equals one float32 step over the k batches concatenated
-    (the loss divided by k)."""
+    None, or zeroed) before each group, and the step equals one float32 step over the k batches
+    concatenated (the loss divided by k)."""
     __tracebackhide__ = True
     check = current_check()
     for device in _devices():
@@ -230,13 +157,16 @@ def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
 
 
 def _expect_cleared(check, rec, first, case):
+    """Gradients are cleared when a group begins: ``None`` (``zero_grad()``, set_to_none=True by default) or all
+    zeros (``zero_grad(set_to_none=False)``): both are correct; only gradients left over from the last group are not."""
     __tracebackhide__ = True
     forward = rec.forwards[first] if first < len(rec.forwards) else None
-    if forward is not None and not forward.grads_cleared:
-        how = "all zeros" if forward.grads_zero else "left over from earlier batches"
-        raise CheckFailure(check, f"when batch {first} began an effective batch, the gradients were {how} "
-                                  f"instead of None.\nCase: {case}",
-                           hint="Clear them after each step with `optimizer.zero_grad(set_to_none=True)`.")
+    if forward is not None and not (forward.grads_cleared or forward.grads_zero):
+        raise CheckFailure(check, f"when batch {first} began an effective batch, the gradients still held the "
+                                  f"previous effective batch's sum, so two steps' gradients were added together."
+                                  f"\nCase: {case}",
+                           hint="Clear them after each step with `optimizer.zero_grad()` (set_to_none=True, the "
+                                "default, frees them; set_to_none=False fills them with zeros: both are correct).")
 
 
 def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, case):
@@ -333,12 +263,13 @@ def _expect_loss_curve(check, out, expected, dtype, case):
     if not isinstance(out, (list, tuple)) or len(out) != len(expected):
         raise CheckFailure(check, f"train_amp returned {describe(out)}; expected a list of {len(expected)} "
                                   f"floats, one loss per batch.\nCase: {case}",
-                           hint="Append `loss.item()` for every batch and return the list.")
+                           hint="Keep each batch's `loss.detach()` and return `torch.stack(losses).tolist()`.")
     kinds = {type(v).__name__ for v in out if not isinstance(v, float)}
     if kinds:
         raise CheckFailure(check, f"train_amp returned a list holding {', '.join(sorted(kinds))}; expected "
                                   f"Python floats.\nCase: {case}",
-                           hint="Use `loss.item()`: a tensor would keep its graph (and, on GPU, its memory) alive.")
+                           hint="Convert the losses once at the end with `torch.stack(losses).tolist()`: a list of "
+                                "tensors would keep their graphs (and, on GPU, their memory) alive.")
     rtol, atol = CURVE_TOLERANCE[dtype]
     for b, (got, want) in enumerate(zip(out, expected)):
         if not abs(got - want) <= rtol * abs(want) + atol * expected[0]:
@@ -347,8 +278,43 @@ def _expect_loss_curve(check, out, expected, dtype, case):
                                       f"{[round(v, 4) for v in out[:6]]}\nFloat32 run:           "
                                       f"{[round(v, 4) for v in expected[:6]]}\nCase: {case}",
                                hint="Return the loss before scaling and before dividing by `accumulate` "
-                                    "(`loss.item()` of loss_fn's result); if the curves drift apart, check "
-                                    "the steps and the scaler.")
+                                    "(loss_fn's result, detached); if the curves drift apart, check the steps and "
+                                    "the scaler.")
+
+
+# ------------------------------------------------------------------ one scaler for the whole run
+
+@graded(2, hidden=[{"accumulate": 2}])
+def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
+    """``train_amp(..., scaler=scaler)`` uses the GradScaler it is given: over two calls with the same scaler
+    (two epochs of one run) every loss is scaled by that scaler's current scale, which grows and backs off
+    across the calls as in one uninterrupted run, and the scaler ends with that run's scale and growth tracker."""
+    __tracebackhide__ = True
+    check = current_check()
+    dtype, groups = torch.float16, 6
+    for device in _devices():
+        gen, model, batches, opt = _setup(700 + seed * 10, device, groups * accumulate)
+        bad = 3 + seed % 3                     # a step of the second call overflows (targets of 1e7)
+        batches[bad * accumulate] = problems.overflow_batch(gen, device)
+        init_scale = 2.0 ** (8 + seed % 4)
+        scaler = torch.amp.GradScaler(device, init_scale=init_scale,
+                                      growth_interval=scaling.GIVEN_GROWTH_INTERVAL)
+        made = (f"scaler = torch.amp.GradScaler({device!r}, init_scale={init_scale:g}, "
+                f"growth_interval={scaling.GIVEN_GROWTH_INTERVAL})")
+        used, _ = scaling.scale_schedule(init_scale, scaling.GIVEN_GROWTH_INTERVAL, [g == bad for g in range(groups)])
+        half = groups // 2
+        for call in (1, 2):
+            steps = range((call - 1) * half, call * half)
+            part = batches[steps.start * accumulate:steps.stop * accumulate]
+            _, after = scaling.scale_schedule(init_scale, scaling.GIVEN_GROWTH_INTERVAL,
+                                              [g == bad for g in range(steps.stop)])
+            note = f", batch {(bad - half) * accumulate} with targets of 1e7 (it overflows)" if call == 2 else ""
+            case = (_case(device, dtype, part, accumulate=accumulate, scaler=scaler)
+                    + f"; call {call} of 2 with the same {made}{note}")
+            _, rec = _train(check, train_amp, model, part, opt, device_type=device, dtype=dtype,
+                            accumulate=accumulate, scaler=scaler)
+            scaling.expect_given_scaler_used(check, rec, scaler, [used[g] for g in steps], after, accumulate,
+                                             call, case)
 
 
 # ------------------------------------------------------------------ speed
@@ -357,8 +323,10 @@ def _expect_loss_curve(check, out, expected, dtype, case):
 def check_speed(train_amp, *, seed=0):
     """On CUDA: on the tutorial's model (three Linear(4096, 4096), batch 512, MSE, SGD) ``train_amp``
     with float16 trains faster than the grader's float32 loop (full IEEE float32, TF32 off) by the
-    ``amp`` threshold in the settings. Without a GPU the loop must still train one small batch on the
-    CPU, and the check reports that speed needs a GPU."""
+    ``amp`` threshold in the settings, and it makes the CPU wait for the GPU no more often per batch than
+    the grader's own float16 loop (no ``.item()`` per batch; counted with ``torch.cuda.set_sync_debug_mode``).
+    Without a GPU the loop must still train one small batch on the CPU, and the check reports that speed
+    needs a GPU."""
     __tracebackhide__ = True
     check = current_check()
     _, model, batches, opt = _setup(600 + seed, "cpu", 1)
@@ -369,4 +337,109 @@ def check_speed(train_amp, *, seed=0):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if settings.speed.thresholds["amp"].for_device(device) is None:   # not graded here: a note (or a failure)
         return expect_speedup(check, "amp", None, None, (), device=device, what="train_amp with float16")
-    return speed.expect_faster_than_float32(check, train_amp, device, seed=seed)
+    syncs = speed.expect_no_sync_per_batch(check, train_amp, device, seed=seed) if device == "cuda" else None
+    result = speed.expect_faster_than_float32(check, train_amp, device, seed=seed)
+    if syncs is not None:
+        result.note = (result.note + " " if result.note else "") + f"host syncs (4 and 8 batches): {syncs}."
+    return result
+
+
+# ------------------------------------------------------------------ checkpoint and resume
+
+@graded(2, hidden=[{"as_path": True}])
+def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_path=False):
+    """``save_checkpoint(path, model, optimizer, scaler, step)`` writes a file from which
+    ``load_checkpoint(path, model, optimizer, scaler)`` restores the model (parameters and buffers), the
+    optimizer's state, the scaler's state and returns the step: into new objects, and into the same objects
+    after they trained on (on the CPU, and on CUDA where there is a GPU)."""
+    __tracebackhide__ = True
+    check = current_check()
+    for device in _devices():
+        gen = torch.Generator().manual_seed(900 + seed)
+        model, optimizer, scaler = checkpoint.make_run(gen, device)
+        before, after = checkpoint.ROUNDTRIP_STEPS
+        data = checkpoint.batches(gen, before + after, device)
+        checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
+        step = int(torch.randint(1, 100_000, (1,), generator=gen))
+        saved = checkpoint.snapshot(model, optimizer, scaler)
+        case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
+                f"optimizer, scaler, step={step})")
+        with tempfile.TemporaryDirectory() as directory:
+            path = checkpoint.temporary_path(directory, as_path)
+            call_student(check, save_checkpoint, path, model, optimizer, scaler, step, what="save_checkpoint")
+            checkpoint.expect_file(check, path, case)
+            checkpoint.train_steps(model, optimizer, scaler, data[before:], device)  # the run goes on after the save
+            fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
+            for into, objects in (("new objects", fresh),
+                                  (f"the same objects, {after} steps later", (model, optimizer, scaler))):
+                when = f"after load_checkpoint(path, model, optimizer, scaler) into {into}"
+                got = call_student(check, load_checkpoint, path, *objects, what="load_checkpoint")
+                checkpoint.expect_step(check, got, step, f"{case}; load_checkpoint into {into}")
+                checkpoint.expect_state_restored(check, saved, *objects, when, case)
+
+
+@graded(3, hidden=[{}])
+def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
+    """A run interrupted after some steps, saved, and resumed from the checkpoint in new objects gives the
+    uninterrupted run's losses bit for bit (float16 autocast and a GradScaler on the CPU, the scale backing
+    off and growing across the interruption), and ends with the same model, optimizer and scaler state."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(1000 + seed)
+    start = checkpoint.make_model(gen)
+    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
+    low, high = checkpoint.RESUME_CUTS
+    cut = low + seed % (high - low)
+
+    def run_from(model):
+        model = copy.deepcopy(model)
+        return model, checkpoint.make_optimizer(model), checkpoint.make_scaler()
+
+    whole = run_from(start)
+    expected = checkpoint.train_steps(*whole, data)
+    interrupted = run_from(start)
+    losses = checkpoint.train_steps(*interrupted, data[:cut])
+    at_save = checkpoint.snapshot(*interrupted)
+    case = (f"{checkpoint.describe_problem()}; {len(data)} batches; the run is interrupted after {cut} steps "
+            f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
+            f"(load_checkpoint(path, model, optimizer, scaler))")
+    with tempfile.TemporaryDirectory() as directory:
+        path = checkpoint.temporary_path(directory, False)
+        call_student(check, save_checkpoint, path, *interrupted, cut, what="save_checkpoint")
+        checkpoint.expect_file(check, path, case)
+        del interrupted                                                    # the job was killed
+        resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
+        step = call_student(check, load_checkpoint, path, *resumed, what="load_checkpoint")
+    checkpoint.expect_step(check, step, cut, case)
+    lost = checkpoint.state_differences(at_save, *resumed)
+    losses += checkpoint.train_steps(*resumed, data[step:])
+    for b, (got, want) in enumerate(zip(losses, expected)):
+        if not torch.equal(got, want):
+            parts = ", ".join(lost) if lost else "nothing that load_checkpoint restored"
+            raise CheckFailure(check, f"batch {b}: the resumed run's loss is {got.item()!r}, the uninterrupted "
+                                      f"run's {want.item()!r}: the runs differ from the first step after the "
+                                      f"interruption on.\nRight after loading, what differed from the saved "
+                                      f"state: {parts}" + (f" ({next(iter(lost.values()))})" if lost else "")
+                                      + f".\nCase: {case}",
+                               hint=checkpoint.PART_HINTS[next(iter(lost))] if lost else checkpoint.LOAD_HINT)
+    checkpoint.expect_state_restored(check, checkpoint.snapshot(*whole), *resumed, "at the end of the resumed run",
+                                     case, against="the uninterrupted run's")
+
+
+@graded(2, hidden=[{}])
+def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
+    """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,
+    lists, numbers, strings, tensors: state dicts, no pickled object); and ``load_checkpoint`` refuses a file
+    that holds a pickled object instead of running it (it loads with ``weights_only=True``)."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(1100 + seed)
+    model, optimizer, scaler = checkpoint.make_run(gen)
+    checkpoint.train_steps(model, optimizer, scaler, checkpoint.batches(gen, 3 + seed % 3))
+    case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
+    with tempfile.TemporaryDirectory() as directory:
+        path = checkpoint.temporary_path(directory, False)
+        call_student(check, save_checkpoint, path, model, optimizer, scaler, 3, what="save_checkpoint")
+        checkpoint.expect_file(check, path, case)
+        content = checkpoint.expect_weights_only_file(check, path, case)
+        checkpoint.expect_refuses_pickled_objects(check, load_checkpoint, content, directory, case)

@@ -1,19 +1,29 @@
-"""The ``amp`` speed measurement on CUDA: the tutorial's model, the grader's float32 loop, a pinned baseline.
+"""The ``amp`` speed measurement on CUDA: the tutorial's model, the grader's float32 loop, a pinned baseline,
+and a count of the host synchronisations a loop makes per batch.
 
 The baseline is float32 at full IEEE precision: with TF32 on, an Ampere or later
 GPU runs "float32" matmuls on tensor cores and the comparison would measure TF32
 against float16, not float32. The user's setting is restored afterwards, through
 the same API it was made with (PyTorch refuses to mix the legacy ``allow_tf32``
 flags with the newer ``fp32_precision`` ones).
+
+A loop that calls ``loss.item()`` every batch makes the CPU wait for the GPU every batch;
+with ``torch.cuda.set_sync_debug_mode("warn")`` every such wait is a warning, so the
+number of waits can be counted without a clock, and compared with the grader's own
+loop (``GradScaler.step`` itself waits once per step, to see whether the gradients
+overflowed).
 """
 
 import contextlib
 import copy
+import warnings
 
 import torch
 
 from ...errors import CheckFailure
-from ...timing import expect_speedup
+from ...student import call_student
+from ...timing import expect_speedup, sync_debug_mode
+from . import problems
 from .problems import mse
 
 TUTORIAL_WIDTH = 4096
@@ -75,15 +85,84 @@ def tutorial_batches(gen, device="cuda", width=TUTORIAL_WIDTH, batch=TUTORIAL_BA
 
 
 def float32_loop(model, batches, optimizer, loss_fn):
-    """The grader's plain float32 training loop: what ``train_amp`` must beat."""
+    """The grader's plain float32 training loop: what ``train_amp`` must beat (no host sync per batch either:
+    the losses are read back once, at the end)."""
     losses = []
     for inputs, targets in batches:
         loss = loss_fn(model(inputs), targets)
         loss.backward()
-        losses.append(loss.item())
+        losses.append(loss.detach())
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-    return losses
+    return torch.stack(losses).tolist() if losses else []
+
+
+def float16_loop(model, batches, optimizer, loss_fn, device_type):
+    """The grader's own float16 loop with a GradScaler: how many host syncs a loop needs (one per step)."""
+    scaler = torch.amp.GradScaler(device_type)
+    losses = []
+    for inputs, targets in batches:
+        with torch.autocast(device_type, dtype=torch.float16):
+            loss = loss_fn(model(inputs), targets)
+        scaler.scale(loss).backward()
+        losses.append(loss.detach())
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+    return torch.stack(losses).tolist() if losses else []
+
+
+SYNC_BATCHES = (4, 8)      # the host syncs are counted over this many batches: their growth is per batch
+
+
+def host_syncs(fn):
+    """How many times ``fn()`` makes the host wait for the GPU (``set_sync_debug_mode("warn")`` warnings)."""
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught, sync_debug_mode("warn"):
+        warnings.simplefilter("always")
+        fn()
+    return sum(1 for w in caught if "synchroniz" in str(w.message).lower())
+
+
+def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
+    """On CUDA, ``train_amp`` (float16) waits for the GPU no more often per batch than the grader's own loop.
+
+    Counted for 4 and 8 batches of the small checks' model after a warm-up batch; the
+    growth from 4 to 8 is what each batch costs. Returns ``{"yours": {4: n, 8: m}, "grader": {...}}``.
+    """
+    __tracebackhide__ = True
+    counts = {"yours": {}, "grader": {}}
+    for count in (1,) + SYNC_BATCHES:        # 1: warm-up (lazy initialisation is not a per-batch cost)
+        gen = torch.Generator().manual_seed(800 + seed)
+        model = problems.small_model(gen, device)
+        twin = copy.deepcopy(model)
+        batches = problems.regression_batches(gen, count, device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.5)
+        twin_opt = torch.optim.SGD(twin.parameters(), lr=0.5)
+        yours = host_syncs(lambda: call_student(check, lambda: train_amp(
+            model, batches, opt, mse, device_type=device, dtype=torch.float16), what="train_amp"))
+        grader = host_syncs(lambda: float16_loop(twin, batches, twin_opt, mse, device))
+        if count in SYNC_BATCHES:
+            counts["yours"][count], counts["grader"][count] = yours, grader
+    (small, large), extra = SYNC_BATCHES, _extra_syncs(counts)
+    if extra > 0:
+        yours, grader = counts["yours"], counts["grader"]
+        raise CheckFailure(check, f"train_amp made the CPU wait for the GPU {yours[small]} times over {small} "
+                                  f"batches and {yours[large]} times over {large}: {extra / (large - small):g} "
+                                  f"more wait(s) per batch than needed (the grader's own float16 loop waits "
+                                  f"{grader[small]} and {grader[large]} times: GradScaler.step checks once per "
+                                  f"step whether the gradients overflowed). Each wait stalls the GPU's queue.",
+                           hint="Keep each batch's loss as a tensor (`losses.append(loss.detach())`) and convert "
+                                "them once, at the end: `return torch.stack(losses).tolist()`. `loss.item()`, "
+                                "`float(loss)` or `print(loss)` every batch waits for that batch to finish.",
+                           measurements={"host_syncs": counts})
+    return counts
+
+
+def _extra_syncs(counts):
+    """Host syncs the student's loop adds between the small and the large count, beyond the grader's loop."""
+    small, large = SYNC_BATCHES
+    return (counts["yours"][large] - counts["yours"][small]) - (counts["grader"][large] - counts["grader"][small])
 
 
 def expect_faster_than_float32(check, train_amp, device, *, seed=0):
@@ -108,7 +187,7 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0):
             result = expect_speedup(check, "amp", candidate, baseline, (), device=device,
                                     what="train_amp with float16",
                                     hint="Use float16 autocast for the forward pass; keep the loop free of "
-                                         "extra synchronisations (one .item() per batch) and extra copies.")
+                                         "host synchronisations (no .item() per batch) and extra copies.")
         except CheckFailure as failure:
             failure.measurements["baseline_precision"] = precision
             raise

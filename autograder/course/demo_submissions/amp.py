@@ -1,5 +1,6 @@
-"""The demo's plausible buggy student for `amp`: clips the still-scaled gradients, and forgets to divide
-the loss by `accumulate` (loses the clipping, accumulation and convergence checks, keeps the others).
+"""The demo's plausible buggy student for `amp`: clips the still-scaled gradients and forgets to divide the loss by
+`accumulate` (loses the clipping, accumulation and convergence checks), and leaves the GradScaler out of the
+checkpoint (loses the roundtrip and resume checks; keeps weights_only, since the file holds only state dicts).
 
 ``CELLS`` maps a solution cell's grade_id to what this student typed there; other
 solution cells hold the reference answer.
@@ -10,9 +11,10 @@ CELLS = {
 
 
 def train_amp(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=torch.float16,
-              accumulate=1, max_grad_norm=None):
+              accumulate=1, max_grad_norm=None, scaler=None):
     """Train `model` in place with automatic mixed precision; return the per-batch losses as floats."""
-    scaler = torch.amp.GradScaler(device_type, enabled=dtype == torch.float16)
+    if scaler is None:
+        scaler = torch.amp.GradScaler(device_type, enabled=dtype == torch.float16)
     losses = []
     for step, (inputs, targets) in enumerate(batches):
         with torch.autocast(device_type=device_type, dtype=dtype):
@@ -26,5 +28,20 @@ def train_amp(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=t
             scaler.update()
             optimizer.zero_grad()
     return losses
+''',
+    "checkpoint": '''import torch
+
+
+def save_checkpoint(path, model, optimizer, scaler, step):
+    """Write the state of a training run to `path`: state dicts and the step, nothing pickled."""
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}, path)
+
+
+def load_checkpoint(path, model, optimizer, scaler):
+    """Restore the state saved by `save_checkpoint` into the given objects; return the step."""
+    checkpoint = torch.load(path, weights_only=True)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["step"]       # forgot the scaler: a new one starts again at its initial scale
 ''',
 }
