@@ -173,10 +173,9 @@ def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, cas
     __tracebackhide__ = True
     if any(g is None for g in step.grads):
         raise CheckFailure(check, f"step {j}: some parameters had no gradient.\nCase: {case}")
-    expected = problems.reference_grads(model, step.params_before, group, problems.mse, device_type, dtype)
-    error = problems.relative_error(step.grads, expected)
-    if not error <= GRAD_TOLERANCE[dtype]:
-        ratio = float(problems.flat(step.grads).norm() / problems.flat(expected).norm())
+    mismatch = problems.gradient_mismatch(step, model, group, device_type, dtype, GRAD_TOLERANCE[dtype])
+    if mismatch:
+        error, ratio = mismatch
         raise CheckFailure(check, f"step {j}: the gradients were {ratio:.3g} times the mean gradient over the "
                                   f"{len(group)} batches of the effective batch (relative error {error:.2g}).\n"
                                   f"Case: {case}",

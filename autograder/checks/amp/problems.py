@@ -108,3 +108,13 @@ def relative_error(actual, expected):
     """||actual - expected|| / ||expected|| over lists of tensors, in float64."""
     a, e = flat(actual), flat(expected)
     return float((a - e).norm() / e.norm().clamp_min(1e-30))
+
+
+def gradient_mismatch(step, model, batches, device_type, dtype, tolerance):
+    """``None`` when the gradients a recorded optimizer step saw are the mean autocast gradient over ``batches``
+    (within ``tolerance``); else ``(relative error, norm ratio)`` for the message."""
+    expected = reference_grads(model, step.params_before, batches, mse, device_type, dtype)
+    error = relative_error(step.grads, expected)
+    if error <= tolerance:
+        return None
+    return error, float(flat(step.grads).norm() / flat(expected).norm())
