@@ -1,4 +1,5 @@
-"""Checks for the ``vectorization`` assignment: ``batch_gather`` and its TorchScript loop.
+"""Checks for the ``vectorization`` assignment: ``batch_gather``, its TorchScript loop, and ``masked_batch_mean``
+(vectorized, and compiled by ``torch.compile`` into one graph for every size: see ``compiling.py``).
 
 The oracle is a plain loop over the batch (``tensor[b][indices[b]]``), run here on
 the same inputs. Vectorization is graded twice: without a clock (the number of torch
@@ -6,8 +7,6 @@ calls and ATen kernels must not grow with the batch size, the same verdict on ev
 machine) and with one (a speedup over the loop, per device, from the settings; on
 CUDA also no host synchronisation per row).
 """
-
-import re
 
 import torch
 
@@ -241,35 +240,10 @@ def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
 MAX_GRAPHS = 2            # graphs allowed over a sweep: 1 for the reference; 1 more for a guard on a size range
 SWEEP_SHAPES = 8          # distinct (B, T, F) of the recompilation sweep; a loop over T recompiles at the 2nd
 COUNT_SIZES = (4, 64)     # T (and B) whose op counts must agree
-MEAN_HINT = ("out[b] is the mean of x[b, :lengths[b]] over the steps (0 for an empty row): build the mask "
-             "`torch.arange(T, device=x.device) < lengths[:, None]` ([B, T]), replace the padding with "
-             "`torch.where(mask[:, :, None], x, 0)`, sum over T and divide by `lengths.clamp(min=1)`.")
 COMPILE_HINT = ("Keep every value inside tensors: no `.item()`, `int(t)`, `bool(t)`, `.tolist()`, and no `if` or "
                 "`for` that depends on a tensor's values or on a size (`for t in range(T)` is unrolled once per T); "
                 "`torch.where` and a mask replace the branch.")
 COMPILED = f"torch.compile(masked_batch_mean, {compiling.COMPILE_OPTIONS})"
-
-
-def _mean_hint(check, fn, x, lengths, out):
-    """The most likely cause of a wrong mean. Where the result has NaN or inf, the function runs again with the
-    padding set to 0: what is still NaN in an empty row is 0 / 0, what went away came from the padding."""
-    if out.shape != (x.shape[0], x.shape[2]):
-        return MEAN_HINT
-    bad_rows = (~torch.isfinite(out.detach().cpu().double())).any(1)
-    if not bad_rows.any():
-        return MEAN_HINT
-    padded = ~(torch.arange(x.shape[1], device=x.device) < lengths[:, None])
-    again = call_student(check, fn, x.detach().masked_fill(padded[:, :, None], 0), lengths, what="masked_batch_mean")
-    still_bad = (~torch.isfinite(again.detach().cpu().double())).any(1)
-    hints = []
-    if (still_bad & (lengths.cpu() == 0)).any():
-        hints.append("A row with lengths[b] == 0 must give 0; yours gives NaN or inf: 0 / 0. Divide by "
-                     "`lengths.clamp(min=1)` (the masked sum of an empty row is already 0).")
-    if (bad_rows & ~still_bad).any():
-        hints.append("The padding leaks into your result: the steps past lengths[b] hold NaN or inf here, and "
-                     "multiplying them by a 0/1 mask keeps them (0 * nan = nan, 0 * inf = nan). Select with "
-                     "`torch.where(mask[:, :, None], x, 0)` instead.")
-    return " ".join(hints) or MEAN_HINT
 
 
 def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
@@ -281,7 +255,7 @@ def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
                 device=x.device.type, inputs=inputs, hint="The result is [B, F]: one mean over T per row and feature.")
     rtol, atol = masked_mean.tolerance(x, lengths)
     expect_close(check, out, masked_mean.oracle(x, lengths), what=f"{what}'s result", inputs=inputs, rtol=rtol,
-                 atol=atol, hint=_mean_hint(check, fn, x, lengths, out))
+                 atol=atol, hint=masked_mean.hint_for(check, fn, x, lengths, out))
     return out
 
 
@@ -324,22 +298,24 @@ def check_masked_mean_gradient(masked_batch_mean, *, seed=0, cases=6):
 def _mean_count_args(dimension):
     def make(size):
         b, t = (size, 6) if dimension == "B" else (3, size)
-        return masked_mean.make_input(torch.Generator().manual_seed(size), b, t, 5)
+        return masked_mean.make_input(torch.Generator().manual_seed(size), b, t, 5, empty_rows=False)
     return make
 
 
 @graded(1)
 def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
     """No Python loop over the steps or the batch, without a clock: the numbers of torch calls and of ATen kernels
-    are the same for T = 4 and T = 64, and for B = 4 and B = 64."""
+    are the same for T = 4 and T = 64, and for B = 4 and B = 64 (lengths from 1: empty rows are graded by
+    ``check_masked_mean_values``)."""
     __tracebackhide__ = True
     check = current_check()
-    x, lengths = masked_mean.make_input(torch.Generator().manual_seed(17_000 + seed), 4, 7, 3)
+    x, lengths = masked_mean.make_input(torch.Generator().manual_seed(17_000 + seed), 4, 7, 3, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)
     for dimension in ("T", "B"):
         expect_constant_work(check, masked_batch_mean, _mean_count_args(dimension), COUNT_SIZES,
                              what=f"masked_batch_mean (growing {dimension})",
-                             hint=f"Replace the loop over {dimension} with one masked operation. " + MEAN_HINT)
+                             hint=f"Replace the loop over {dimension} with one masked operation. "
+                                  + masked_mean.MEAN_HINT)
 
 
 def _compile_failure(check, failure, x, lengths):
@@ -355,12 +331,13 @@ def _shapes(x, lengths):
 def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
     """``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend ``aot_eager``) compiles it
     into one graph whose result equals the float64 loop's, and ``torch._dynamo.explain`` (fullgraph off) finds
-    no graph break in it either: no ``.item()``, ``int(t)``, ``bool(t)``, no ``if`` on a tensor's value."""
+    no graph break in it either: no ``.item()``, ``int(t)``, ``bool(t)``, no ``if`` on a tensor's value. (Lengths
+    from 1: empty rows are graded by ``check_masked_mean_values``.)"""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(18_000 + seed)
     (b, t, f), = masked_mean.sweep_sizes(gen, 1)
-    x, lengths = masked_mean.make_input(gen, b, t, f)
+    x, lengths = masked_mean.make_input(gen, b, t, f, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)      # eager first: the stub says "not implemented"
     with compiling.fresh_dynamo():
         compiler = compiling.CountingCompiler()
@@ -381,17 +358,10 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
                            hint=COMPILE_HINT)
 
 
-def _explain_reason(reason):
-    """A guard failure, with the dimension of x it names spelled out: "... size mismatch at index 1 (T) ..."."""
-    names = {"0": "B", "1": "T", "2": "F"}
-    return re.sub(r"(tensor '\w+' size mismatch at index )(\d)",
-                  lambda m: f"{m.group(1)}{m.group(2)} ({names.get(m.group(2), '?')})", reason.split("\n")[0])
-
-
 @graded(2, hidden=[{}])
 def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_SHAPES):
     """Compiled once with ``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend
-    ``aot_eager``), it serves a sweep of ``shapes`` different (B, T, F) and random lengths with at most
+    ``aot_eager``), it serves a sweep of ``shapes`` different (B, T, F) and random lengths (from 1) with at most
     ``MAX_GRAPHS`` graphs, each result equal to the float64 loop's. Sizes run from 2 to 17, B, T and F differ in
     every shape (dynamo specializes sizes 0 and 1, and gives equal sizes one symbol), and no size repeats in a
     dimension: code whose graph depends on a size's value (a Python loop over T or B) recompiles at every call."""
@@ -399,7 +369,7 @@ def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_S
     check = current_check()
     gen = torch.Generator().manual_seed(19_000 + seed)
     sizes = masked_mean.sweep_sizes(gen, shapes)
-    inputs = [masked_mean.make_input(gen, *shape) for shape in sizes]
+    inputs = [masked_mean.make_input(gen, *shape, empty_rows=False) for shape in sizes]
     _expect_mean(check, masked_batch_mean, *inputs[0])      # eager first: the stub says "not implemented"
     with compiling.fresh_dynamo(recompile_limit=MAX_GRAPHS):
         compiler = compiling.CountingCompiler()
@@ -410,7 +380,8 @@ def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_S
                 _compile_failure(check, out, x, lengths)
             if isinstance(out, compiling.DynamoFailure) or compiler.graphs > MAX_GRAPHS:
                 seen = ", ".join(f"[{b}, {t}, {f}]" for b, t, f in sizes[:done + 1])
-                reasons = "; ".join(dict.fromkeys(_explain_reason(r) for r in compiling.recompile_reasons()))
+                reasons = "; ".join(dict.fromkeys(masked_mean.explain_guard(reason)
+                                                  for reason in compiling.recompile_reasons()))
                 raise CheckFailure(check, f"{COMPILED} compiled more than {MAX_GRAPHS} graphs for x of shapes {seen} "
                                           f"(float32, random lengths): it recompiles when a size changes. Dynamo "
                                           f"recompiled because: {reasons or 'no reason recorded'}.",
