@@ -221,7 +221,7 @@ MUTANTS = {
     "masked_batch_mean calling .item() on lengths": ({"masked_batch_mean": mean_item_of_longest},
                                                      {"check_masked_mean_one_graph"}),
     "masked_batch_mean dividing 0 by 0 for empty rows": ({"masked_batch_mean": mean_divided_by_zero},
-                                                         {"check_masked_mean_values"}),
+                                                         {"check_masked_mean_values", "check_masked_mean_gradient"}),
     "masked_batch_mean averaging over all of T": ({"masked_batch_mean": mean_over_all_steps},
                                                   {"check_masked_mean_values", "check_masked_mean_gradient"}),
     "masked_batch_mean off by one (<=)": ({"masked_batch_mean": mean_off_by_one},

@@ -94,14 +94,19 @@ def value_case(gen, i, devices):
                       non_contiguous=i % 4 == 3, device=device)
 
 
-def sweep_sizes(gen, count):
-    """``count`` shapes ``(B, T, F)`` for the recompilation check: sizes from 2 to 17 (dynamo specializes 0
-    and 1), B, T and F different from each other in every shape (dynamo's duck sizing gives equal sizes one
-    symbol), and no size used twice in a dimension, so code that depends on any size's value recompiles at
-    every call."""
-    values = torch.arange(2, 18)
+def sweep_sizes(gen, count, small=3):
+    """``count`` shapes ``(B, T, F)`` for the compile checks: sizes from 2 (dynamo specializes 0 and 1), B, T and F
+    different from each other in every shape (dynamo's duck sizing gives equal sizes one symbol), and no size used
+    twice in a dimension, so code whose graph depends on any size recompiles at every call. The first ``small``
+    shapes take sizes from 2 to 9 and the rest from 10 up (to 17 for 8 shapes): a loop, unrolled once per
+    compilation, has been caught by the third call before a long one costs compile time."""
+    def draw(low, high, n):
+        values = torch.arange(low, high)
+        return values[torch.randperm(len(values), generator=gen)][:n].tolist()
+
+    first = min(small, count)
     while True:
-        b, t, f = (values[torch.randperm(len(values), generator=gen)][:count].tolist() for _ in range(3))
+        b, t, f = (draw(2, 10, first) + draw(10, 10 + max(8, count - first), count - first) for _ in range(3))
         shapes = list(zip(b, t, f))
         if all(len(set(shape)) == 3 for shape in shapes):
             return shapes
