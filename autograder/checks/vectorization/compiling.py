@@ -53,7 +53,8 @@ def fresh_dynamo(*, recompile_limit=8):
         # capture_scalar_outputs=False: `.item()` is a graph break where fullgraph is off (explain), whatever
         # the environment says (TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS); with fullgraph=True torch 2.13 captures it as
         # a data-dependent symbol anyway (pytorch/pytorch#163121).
-        with torch._dynamo.config.patch(recompile_limit=recompile_limit, capture_scalar_outputs=False,
+        limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+        with torch._dynamo.config.patch(**{limit: recompile_limit}, capture_scalar_outputs=False,
                                         error_on_recompile=False, suppress_errors=False):
             yield
     finally:
@@ -80,10 +81,10 @@ def compiled(fn, backend):
     compiled_fn = torch.compile(fn, fullgraph=True, dynamic=True, backend=backend)
 
     def call(*args):
-        from torch._dynamo.exc import FailOnRecompileLimitHit, TorchDynamoException
+        from torch._dynamo.exc import TorchDynamoException
         try:
             return compiled_fn(*args)
-        except (TorchDynamoException, FailOnRecompileLimitHit) as error:
+        except (TorchDynamoException, *_recompile_limit_type()) as error:
             return DynamoFailure(error)
 
     return call
@@ -126,5 +127,7 @@ def short_message(error):
 
 
 def _recompile_limit_type():
-    from torch._dynamo.exc import FailOnRecompileLimitHit
-    return FailOnRecompileLimitHit
+    """Dynamo's hard error at the recompile limit under fullgraph (``FailOnCacheLimitHit`` before its rename)."""
+    from torch._dynamo import exc
+    names = ("FailOnRecompileLimitHit", "FailOnCacheLimitHit")
+    return tuple(getattr(exc, name) for name in names if hasattr(exc, name))
