@@ -38,3 +38,16 @@ def batch_gather(tensor, indices):
     offsets = offsets.reshape(batch, *[1] * (indices.dim() - 1))        # broadcast over K
     flat = tensor.reshape(batch * rows, *tensor.shape[2:])              # [B * N, *F]
     return flat[indices + offsets]
+
+
+# --- cell masked_batch_mean ---
+import torch
+
+
+def masked_batch_mean(x, lengths):
+    """out[b] = x[b, :lengths[b]].mean(0) for x [B, T, F] and lengths [B]; 0 where lengths[b] == 0."""
+    steps = torch.arange(x.shape[1], device=x.device)             # [T]
+    kept = steps < lengths[:, None]                                # [B, T]: True on the real steps
+    total = torch.where(kept[:, :, None], x, 0).sum(1)             # [B, F]: padding, even NaN, never enters
+    count = lengths.clamp(min=1).to(x.dtype)[:, None]              # an empty row divides its 0 by 1
+    return total / count

@@ -6,34 +6,39 @@ import pytest
 import torch
 
 from autograder.checks import vectorization
+from autograder.checks.vectorization import compiling, masked_mean
 from autograder.errors import CheckFailure
 from autograder.timing import count_host_syncs, expect_no_per_row_sync
 from tests.mutants.vectorization import MUTANTS
-from tests.proving import failing, reference, with_replacements
+from tests.proving import failing_among, reference, with_replacements
 
 TOPIC = "vectorization"
 
 
+def _message(mistake, check):
+    """What ``check`` says to the mistake ``mistake`` of the mutants (that check alone is graded)."""
+    replacements, _ = MUTANTS[mistake]
+    return failing_among(TOPIC, with_replacements(TOPIC, replacements), {check})[check]
+
+
 def test_scripted_loop_is_caught_without_a_clock():
-    replacements, _ = MUTANTS["batch_gather as a TorchScript loop"]
-    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_batch_gather_vectorized"]
+    message = _message("batch_gather as a TorchScript loop", "check_batch_gather_vectorized")
     assert "grows with the input size" in message and "size 64" in message
 
 
 def test_batch_mismatch_must_be_named():
-    replacements, _ = MUTANTS["batch_gather with a silent ValueError"]
-    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_batch_gather_errors"]
+    message = _message("batch_gather with a silent ValueError", "check_batch_gather_errors")
     assert "ValueError('bad shapes')" in message and "batch sizes differ" in message
 
 
 def test_out_of_range_message_names_the_index():
-    replacements, _ = MUTANTS["batch_gather without a bounds check"]
-    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_batch_gather_errors"]
+    message = _message("batch_gather without a bounds check", "check_batch_gather_errors")
     assert "is out of range for N =" in message and "next row" in message
 
 
 def test_plain_function_is_not_accepted_as_scripted():
-    message = failing(TOPIC, with_replacements(TOPIC, {"scripted_batch_gather": vectorization.loop_gather}))
+    message = failing_among(TOPIC, with_replacements(TOPIC, {"scripted_batch_gather": vectorization.loop_gather}),
+                            {"check_scripted_gather"})
     assert "not a TorchScript function" in message["check_scripted_gather"]
 
 
@@ -90,3 +95,104 @@ def test_loop_synchronises_once_per_row_and_reference_does_not():
                                     lambda b: (tensor[:b], indices[:b]), (4, 64))
     assert counts[4] == counts[64]
     assert torch.cuda.get_sync_debug_mode() == previous
+
+
+# ------------------------------------------------------------------ torch.gather's index dtype (lesson claim)
+
+def test_gather_accepts_int32_indices():
+    """The lesson says int32 indices work in torch.gather (checked on torch 2.13; since 2.8 per
+    pytorch/pytorch#162711), with the same values and gradient as int64; int16 does not."""
+    tensor = torch.randn(3, 5, 2, dtype=torch.float64, requires_grad=True)
+    index = torch.randint(0, 5, (3, 4, 1)).expand(-1, -1, 2)
+    as_int64 = torch.gather(tensor, 1, index)
+    as_int32 = torch.gather(tensor, 1, index.to(torch.int32))
+    assert torch.equal(as_int32, as_int64)
+    grad = torch.randn_like(as_int64)
+    assert torch.equal(torch.autograd.grad(as_int32, tensor, grad)[0], torch.autograd.grad(as_int64, tensor, grad)[0])
+    with pytest.raises(RuntimeError, match="int32/int64"):
+        torch.gather(tensor, 1, index.to(torch.int16))
+
+
+# ------------------------------------------------------------------ masked_batch_mean under torch.compile
+
+def test_loop_over_steps_is_reported_with_the_guard_that_failed():
+    message = _message("masked_batch_mean as a Python loop over T", "check_masked_mean_no_recompiles")
+    assert f"compiled more than {vectorization.MAX_GRAPHS} graphs" in message
+    assert "size mismatch at index 1 (T)" in message
+
+
+def test_item_is_a_graph_break_with_its_line():
+    message = _message("masked_batch_mean calling .item() on lengths", "check_masked_mean_one_graph")
+    assert "graph break" in message and "Tensor.item()" in message
+    assert "longest = int(lengths.max().item())" in message
+
+
+def test_branch_on_values_fails_to_compile_with_a_short_message():
+    message = _message("masked_batch_mean branching on lengths' values", "check_masked_mean_one_graph")
+    assert "Data-dependent branching" in message and "lengths.min() == x.shape[1]" in message
+    assert "Developer debug context" not in message and len(message) < 1500
+
+
+def test_wrong_means_get_the_hint_for_their_cause():
+    assert "0 / 0" in _message("masked_batch_mean dividing 0 by 0 for empty rows", "check_masked_mean_values")
+    assert "padding leaks" in _message("masked_batch_mean multiplying by the mask", "check_masked_mean_values")
+    assert "changed its input" in _message("masked_batch_mean zeroing the padding in place",
+                                           "check_masked_mean_values")
+
+
+def test_compile_checks_leave_no_dynamo_state_behind():
+    """Each compile check resets dynamo before and after, and restores what it pinned."""
+    import logging
+
+    import torch._dynamo
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    fn = reference(TOPIC)["masked_batch_mean"]
+    before = (torch._dynamo.config.recompile_limit, torch._dynamo.config.capture_scalar_outputs,
+              logging.getLogger("torch._dynamo").level)
+    vectorization.check_masked_mean_one_graph(fn)
+    vectorization.check_masked_mean_no_recompiles(fn, shapes=3)
+    with pytest.raises(CheckFailure):
+        vectorization.check_masked_mean_no_recompiles(MUTANTS["masked_batch_mean as a Python loop over B"][0][
+            "masked_batch_mean"], shapes=4)
+    assert _debug_get_cache_entry_list(fn.__code__) == []
+    assert not torch._dynamo.utils.guard_failures
+    assert (torch._dynamo.config.recompile_limit, torch._dynamo.config.capture_scalar_outputs,
+            logging.getLogger("torch._dynamo").level) == before
+
+
+def test_sweep_avoids_the_sizes_dynamo_specializes():
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        shapes = masked_mean.sweep_sizes(gen, vectorization.SWEEP_SHAPES)
+        assert len(shapes) == vectorization.SWEEP_SHAPES
+        assert all(min(shape) >= 2 and len(set(shape)) == 3 for shape in shapes)
+        assert max(max(shape) for shape in shapes[:3]) <= 9 and max(max(shape) for shape in shapes) <= 17
+        for dimension in range(3):
+            assert len({shape[dimension] for shape in shapes}) == len(shapes)
+
+
+def test_correct_code_recompiles_for_size_one_and_equal_sizes():
+    """Why the sweep avoids them (measured on torch 2.13): even the reference gets a second graph after a call
+    with T = 1, or after one whose B and F were equal (duck sizing), but not over sizes that avoid both."""
+    import torch._dynamo
+
+    fn = reference(TOPIC)["masked_batch_mean"]
+
+    def graphs_for(shapes):
+        with compiling.fresh_dynamo():
+            compiler = compiling.CountingCompiler()
+            call = compiling.compiled(fn, compiler)
+            for b, t, f in shapes:
+                call(torch.randn(b, t, f), torch.randint(0, t + 1, (b,)))
+            return compiler.graphs
+
+    assert graphs_for([(3, 1, 2), (4, 5, 6)]) == 2          # T = 1 specialized
+    assert graphs_for([(3, 5, 3), (4, 6, 2)]) == 2          # B == F shared one symbol
+    assert graphs_for([(3, 5, 2), (4, 6, 7), (9, 2, 5)]) == 1
+    assert _debug_cache_is_empty(fn)
+
+
+def _debug_cache_is_empty(fn):
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+    return _debug_get_cache_entry_list(fn.__code__) == []

@@ -121,7 +121,82 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     scripted_flattening_k = torch.jit.script(scripted_wrong)
 
+
+# ------------------------------------------------------------------ masked_batch_mean
+
+def _kept(x, lengths):
+    return torch.arange(x.shape[1], device=x.device) < lengths[:, None]
+
+
+def _mean(x, lengths):
+    total = torch.where(_kept(x, lengths)[:, :, None], x, 0).sum(1)
+    return total / lengths.clamp(min=1)[:, None].to(x.dtype)
+
+
+def mean_loop_over_steps(x, lengths):
+    total = torch.zeros(x.shape[0], x.shape[2], dtype=x.dtype, device=x.device)
+    for t in range(x.shape[1]):                     # unrolled by dynamo: one graph per T
+        total = total + torch.where((t < lengths)[:, None], x[:, t], 0)
+    return total / lengths.clamp(min=1)[:, None].to(x.dtype)
+
+
+def mean_loop_over_batch(x, lengths):
+    rows = [torch.where(_kept(x[b:b + 1], lengths[b:b + 1])[0, :, None], x[b], 0).sum(0)
+            for b in range(x.shape[0])]             # one graph per B
+    total = torch.stack(rows) if rows else x.new_zeros(0, x.shape[2])
+    return total / lengths.clamp(min=1)[:, None].to(x.dtype)
+
+
+def mean_item_of_longest(x, lengths):
+    longest = int(lengths.max().item()) if lengths.numel() else 0      # trims the padding: a graph break
+    kept = torch.arange(longest, device=x.device) < lengths[:, None]
+    total = torch.where(kept[:, :, None], x[:, :longest], 0).sum(1)
+    return total / lengths.clamp(min=1)[:, None].to(x.dtype)
+
+
+def mean_divided_by_zero(x, lengths):
+    return torch.where(_kept(x, lengths)[:, :, None], x, 0).sum(1) / lengths[:, None].to(x.dtype)   # 0 / 0
+
+
+def mean_over_all_steps(x, lengths):
+    return x.mean(1)
+
+
+def mean_off_by_one(x, lengths):
+    kept = torch.arange(x.shape[1], device=x.device) <= lengths[:, None]
+    total = torch.where(kept[:, :, None], x, 0).sum(1)
+    return total / lengths.clamp(min=1)[:, None].to(x.dtype)
+
+
+def mean_in_float64(x, lengths):
+    return _mean(x.double(), lengths)
+
+
+def mean_value_guard(x, lengths):
+    if lengths.numel() and lengths.min() == x.shape[1]:    # every row full: skip the mask (a branch on values)
+        return x.sum(1) / max(x.shape[1], 1)
+    return _mean(x, lengths)
+
+
+def mean_multiplied_by_mask(x, lengths):
+    mask = _kept(x, lengths).to(x.dtype)[:, :, None]
+    return (x * mask).sum(1) / lengths.clamp(min=1)[:, None].to(x.dtype)    # 0 * nan = nan
+
+
+def mean_zeroing_padding_in_place(x, lengths):
+    x.masked_fill_(~_kept(x, lengths)[:, :, None], 0)   # writes into the caller's tensor
+    return x.sum(1) / lengths.clamp(min=1)[:, None].to(x.dtype)
+
+
+def mean_through_numpy(x, lengths):
+    array, n = x.detach().cpu().numpy(), lengths.cpu().numpy()
+    kept = np.arange(array.shape[1])[None, :] < n[:, None]
+    total = np.where(kept[:, :, None], array, 0).sum(1)
+    return torch.from_numpy(total / np.maximum(n, 1)[:, None]).to(x.dtype).to(x.device)
+
+
 SPEED = {"check_batch_gather_vectorized", "check_batch_gather_speed"}
+LOOPED = {"check_masked_mean_vectorized", "check_masked_mean_no_recompiles"}
 
 MUTANTS = {
     "batch_gather as a Python loop": ({"batch_gather": gather_python_loop}, SPEED),
@@ -141,6 +216,24 @@ MUTANTS = {
     "scripted_batch_gather not scripted": ({"scripted_batch_gather": _loop}, {"check_scripted_gather"}),
     "scripted_batch_gather flattening K": ({"scripted_batch_gather": scripted_flattening_k},
                                            {"check_scripted_gather"}),
+    "masked_batch_mean as a Python loop over T": ({"masked_batch_mean": mean_loop_over_steps}, LOOPED),
+    "masked_batch_mean as a Python loop over B": ({"masked_batch_mean": mean_loop_over_batch}, LOOPED),
+    "masked_batch_mean calling .item() on lengths": ({"masked_batch_mean": mean_item_of_longest},
+                                                     {"check_masked_mean_one_graph"}),
+    "masked_batch_mean dividing 0 by 0 for empty rows": ({"masked_batch_mean": mean_divided_by_zero},
+                                                         {"check_masked_mean_values", "check_masked_mean_gradient"}),
+    "masked_batch_mean averaging over all of T": ({"masked_batch_mean": mean_over_all_steps},
+                                                  {"check_masked_mean_values", "check_masked_mean_gradient"}),
+    "masked_batch_mean off by one (<=)": ({"masked_batch_mean": mean_off_by_one},
+                                          {"check_masked_mean_values", "check_masked_mean_gradient"}),
+    "masked_batch_mean returning float64": ({"masked_batch_mean": mean_in_float64}, {"check_masked_mean_values"}),
+    "masked_batch_mean branching on lengths' values": ({"masked_batch_mean": mean_value_guard},
+                                                       {"check_masked_mean_one_graph"}),
+    "masked_batch_mean multiplying by the mask": ({"masked_batch_mean": mean_multiplied_by_mask},
+                                                  {"check_masked_mean_values"}),
+    "masked_batch_mean zeroing the padding in place": ({"masked_batch_mean": mean_zeroing_padding_in_place},
+                                                       {"check_masked_mean_values", "check_masked_mean_gradient"}),
+    "masked_batch_mean through NumPy": ({"masked_batch_mean": mean_through_numpy}, {"check_masked_mean_gradient"}),
 }
 
 # Only a CUDA machine can tell this one from the reference.

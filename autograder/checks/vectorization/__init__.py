@@ -1,4 +1,5 @@
-"""Checks for the ``vectorization`` assignment: ``batch_gather`` and its TorchScript loop.
+"""Checks for the ``vectorization`` assignment: ``batch_gather``, its TorchScript loop, and ``masked_batch_mean``
+(vectorized, and compiled by ``torch.compile`` into one graph for every size: see ``compiling.py``).
 
 The oracle is a plain loop over the batch (``tensor[b][indices[b]]``), run here on
 the same inputs. Vectorization is graded twice: without a clock (the number of torch
@@ -11,11 +12,12 @@ import torch
 
 from ...compare import expect_close, expect_meta
 from ...errors import CheckFailure
-from ...gradients import expect_grad_close
+from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_constant_op_count, expect_constant_work, ops_of
 from ...student import call_student, describe, raises_from_student
 from ...timing import expect_no_per_row_sync, expect_speedup
 from ...spec import current_check, graded
+from . import compiling, masked_mean
 
 VALUE_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16,
                 torch.bool, torch.uint8)
@@ -231,3 +233,159 @@ def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
                                           "NotImplementedError).",
                                    hint="Write the loop in batch_gather_loop, then run its cell again.") from None
             raise
+
+
+# ------------------------------------------------------------ masked_batch_mean: the compiler today
+
+MAX_GRAPHS = 2            # graphs allowed over a sweep: 1 for the reference; 1 more for a guard on a size range
+SWEEP_SHAPES = 8          # distinct (B, T, F) of the recompilation sweep; a loop over T recompiles at the 2nd
+COUNT_SIZES = (4, 64)     # T (and B) whose op counts must agree
+COMPILE_HINT = ("Keep every value inside tensors: no `.item()`, `int(t)`, `bool(t)`, `.tolist()`, and no `if` or "
+                "`for` that depends on a tensor's values or on a size (`for t in range(T)` is unrolled once per T); "
+                "`torch.where` and a mask replace the branch.")
+COMPILED = f"torch.compile(masked_batch_mean, {compiling.COMPILE_OPTIONS})"
+
+
+def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
+    __tracebackhide__ = True
+    inputs = {"x": x, "lengths": lengths}
+    if out is None:
+        out = call_student(check, fn, x, lengths, what=what)
+    expect_meta(check, out, what=f"{what}'s result", shape=(x.shape[0], x.shape[2]), dtype=x.dtype,
+                device=x.device.type, inputs=inputs, hint="The result is [B, F]: one mean over T per row and feature.")
+    rtol, atol = masked_mean.tolerance(x, lengths)
+    expect_close(check, out, masked_mean.oracle(x, lengths), what=f"{what}'s result", inputs=inputs, rtol=rtol,
+                 atol=atol, hint=masked_mean.hint_for(check, fn, x, lengths, out))
+    return out
+
+
+@graded(2, hidden=[{"cases": 60}])
+def check_masked_mean_values(masked_batch_mean, *, seed=0, cases=30):
+    """Equal to the float64 loop ``x[b, :lengths[b]].mean(0)`` (0 for an empty row) on x ``[B, T, F]`` in float32
+    and float64: rows of length 0 and of full length in every batch, B = 1, T = 1, T = 0, B = 0, odd shapes,
+    values of magnitude 1e30 and 1e-30, non-contiguous x, and padding (the steps past ``lengths[b]``) holding
+    random values, NaN or inf, which must not change the result; the result in x's dtype and on its device."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(15_000 + seed)
+    for i in range(cases):
+        x, lengths = masked_mean.value_case(gen, i, _devices())
+        _expect_mean(check, masked_batch_mean, x, lengths)
+
+
+@graded(1, hidden=[{"cases": 12}])
+def check_masked_mean_gradient(masked_batch_mean, *, seed=0, cases=6):
+    """The gradient with respect to x: step ``t < lengths[b]`` of row b gets ``grad_out[b] / lengths[b]``, padding
+    and empty rows get 0 (against the analytic gradient in float64, and ``torch.autograd.gradcheck``)."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(16_000 + seed)
+    hint = ("Use differentiable torch operations on x end to end (`torch.where`, `sum`, division); no `.detach()`, "
+            "`.numpy()`, `.item()` or in-place writes into x.")
+    for i in range(cases):
+        b, t, f = (int(torch.randint(2, high, (1,), generator=gen)) for high in (6, 9, 5))
+        device = _devices()[i % len(_devices())]
+        dtype = torch.float64 if device == "cpu" else torch.float32
+        x, lengths = masked_mean.make_input(gen, b, t, f, dtype=dtype, device=device)
+        expect_grad_close(check, lambda x, lengths=lengths: masked_batch_mean(x, lengths), [x],
+                          lambda g, x=x, lengths=lengths: masked_mean.oracle_vjp(x, lengths, g),
+                          what="masked_batch_mean", rtol=1e-6 if dtype == torch.float32 else 1e-12,
+                          atol=1e-6 if dtype == torch.float32 else 1e-12, hint=hint)
+    x, lengths = masked_mean.make_input(gen, 3, 4, 2, [0, 4, 2], dtype=torch.float64)
+    _expect_mean(check, masked_batch_mean, x, lengths)      # finite differences of a NaN say nothing
+    expect_gradcheck(check, lambda x, lengths=lengths: masked_batch_mean(x, lengths), [x], what="masked_batch_mean")
+
+
+def _mean_count_args(dimension):
+    def make(size):
+        b, t = (size, 6) if dimension == "B" else (3, size)
+        return masked_mean.make_input(torch.Generator().manual_seed(size), b, t, 5, empty_rows=False)
+    return make
+
+
+@graded(1)
+def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
+    """No Python loop over the steps or the batch, without a clock: the numbers of torch calls and of ATen kernels
+    are the same for T = 4 and T = 64, and for B = 4 and B = 64 (lengths from 1: empty rows are graded by
+    ``check_masked_mean_values``)."""
+    __tracebackhide__ = True
+    check = current_check()
+    x, lengths = masked_mean.make_input(torch.Generator().manual_seed(17_000 + seed), 4, 7, 3, empty_rows=False)
+    _expect_mean(check, masked_batch_mean, x, lengths)
+    for dimension in ("T", "B"):
+        expect_constant_work(check, masked_batch_mean, _mean_count_args(dimension), COUNT_SIZES,
+                             what=f"masked_batch_mean (growing {dimension})",
+                             hint=f"Replace the loop over {dimension} with one masked operation. "
+                                  + masked_mean.MEAN_HINT)
+
+
+def _compile_failure(check, failure, x, lengths):
+    __tracebackhide__ = True
+    raise CheckFailure(check, f"{COMPILED} fails on {_shapes(x, lengths)}: {failure.message}", hint=COMPILE_HINT)
+
+
+def _shapes(x, lengths):
+    return f"x of shape {list(x.shape)} ({x.dtype}), lengths = {lengths.tolist()}"
+
+
+@graded(2, hidden=[{}])
+def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
+    """``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend ``aot_eager``) compiles it
+    into one graph whose result equals the float64 loop's, and ``torch._dynamo.explain`` (fullgraph off) finds
+    no graph break in it either: no ``.item()``, ``int(t)``, ``bool(t)``, no ``if`` on a tensor's value. (Lengths
+    from 1: empty rows are graded by ``check_masked_mean_values``.)"""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(18_000 + seed)
+    (b, t, f), = masked_mean.sweep_sizes(gen, 1)
+    x, lengths = masked_mean.make_input(gen, b, t, f, empty_rows=False)
+    _expect_mean(check, masked_batch_mean, x, lengths)      # eager first: the stub says "not implemented"
+    with compiling.fresh_dynamo():
+        compiler = compiling.CountingCompiler()
+        out = call_student(check, compiling.compiled(masked_batch_mean, compiler), x, lengths, what=COMPILED)
+        if isinstance(out, compiling.DynamoFailure):
+            _compile_failure(check, out, x, lengths)
+        _expect_mean(check, masked_batch_mean, x, lengths, what=COMPILED, out=out)
+    with compiling.fresh_dynamo():
+        breaks = call_student(check, compiling.graph_breaks, masked_batch_mean, x, lengths,
+                              what="torch._dynamo.explain(masked_batch_mean)")
+    if breaks:
+        shown = "; ".join(f"{reason} (at {where})" if where else reason for reason, where in breaks)
+        raise CheckFailure(check, f"torch._dynamo.explain(masked_batch_mean)(x, lengths) finds {len(breaks)} graph "
+                                  f"break(s) on {_shapes(x, lengths)}: {shown}. "
+                                  "(With fullgraph=True, recent torch (2.13) traces `.item()` as a data-dependent "
+                                  "number instead of breaking, but it still waits for the device, and any branch "
+                                  "on it fails to compile.)",
+                           hint=COMPILE_HINT)
+
+
+@graded(2, hidden=[{}])
+def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_SHAPES):
+    """Compiled once with ``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend
+    ``aot_eager``), it serves a sweep of ``shapes`` different (B, T, F) and random lengths (from 1) with at most
+    ``MAX_GRAPHS`` graphs, each result equal to the float64 loop's. Sizes run from 2 to 17, B, T and F differ in
+    every shape (dynamo specializes sizes 0 and 1, and gives equal sizes one symbol), and no size repeats in a
+    dimension: code whose graph depends on a size's value (a Python loop over T or B) recompiles at every call.
+    The first three shapes have sizes up to 9, so that an unrolled loop fails before it costs much to compile."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(19_000 + seed)
+    sizes = masked_mean.sweep_sizes(gen, shapes)
+    inputs = [masked_mean.make_input(gen, *shape, empty_rows=False) for shape in sizes]
+    _expect_mean(check, masked_batch_mean, *inputs[0])      # eager first: the stub says "not implemented"
+    with compiling.fresh_dynamo(recompile_limit=MAX_GRAPHS):
+        compiler = compiling.CountingCompiler()
+        compiled_fn = compiling.compiled(masked_batch_mean, compiler)
+        for done, (x, lengths) in enumerate(inputs):
+            out = call_student(check, compiled_fn, x, lengths, what=COMPILED)
+            if isinstance(out, compiling.DynamoFailure) and not out.recompile_limit:
+                _compile_failure(check, out, x, lengths)
+            if isinstance(out, compiling.DynamoFailure) or compiler.graphs > MAX_GRAPHS:
+                seen = ", ".join(f"[{b}, {t}, {f}]" for b, t, f in sizes[:done + 1])
+                reasons = "; ".join(dict.fromkeys(masked_mean.explain_guard(reason)
+                                                  for reason in compiling.recompile_reasons()))
+                raise CheckFailure(check, f"{COMPILED} compiled more than {MAX_GRAPHS} graphs for x of shapes {seen} "
+                                          f"(float32, random lengths): it recompiles when a size changes. Dynamo "
+                                          f"recompiled because: {reasons or 'no reason recorded'}.",
+                                   hint=COMPILE_HINT, measurements={"graphs": compiler.graphs, "shapes": done + 1})
+            _expect_mean(check, masked_batch_mean, x, lengths, what=COMPILED, out=out)

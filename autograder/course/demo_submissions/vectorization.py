@@ -1,5 +1,6 @@
 """The demo's plausible buggy student for `vectorization`: the tutorial's flat-offset batch_gather with its
-device fixed but no bounds check (an index N silently reads the next row); the scripted loop is right.
+device fixed but no bounds check (an index N silently reads the next row); the scripted loop is right; the
+masked mean divides by ``lengths`` unguarded, so a row of length 0 gives NaN (0 / 0).
 
 ``CELLS`` maps a solution cell's grade_id to what this student typed there; other
 solution cells hold the reference answer.
@@ -14,5 +15,14 @@ CELLS = {
     offsets = torch.arange(batch, device=tensor.device) * rows
     offsets = offsets.reshape(batch, *[1] * (indices.dim() - 1))
     return tensor.reshape(batch * rows, *tensor.shape[2:])[indices + offsets]
+''',
+    "masked_batch_mean": '''import torch
+
+
+def masked_batch_mean(x, lengths):
+    """out[b] = x[b, :lengths[b]].mean(0) for x [B, T, F] and lengths [B]; 0 where lengths[b] == 0."""
+    kept = torch.arange(x.shape[1], device=x.device) < lengths[:, None]
+    total = torch.where(kept[:, :, None], x, 0).sum(1)
+    return total / lengths[:, None].to(x.dtype)
 ''',
 }
