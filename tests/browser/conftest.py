@@ -1,0 +1,87 @@
+"""Fixtures for the browser tests: one JupyterLab server and one Chromium for the whole session.
+
+Chromium is Debian's ``chromium`` package (``scripts/install-system-packages.sh`` installs it),
+driven by Playwright from PyPI through ``launch(executable_path=...)``: Playwright's own browser
+download cannot reach its host from machines that see only package registries. Without
+Chromium these tests skip with the reason, except in CI (``CI`` set), where they fail.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.course.build import scratch_course
+from tests.browser.server import JupyterLab
+from tests.proving import ROOT
+
+# A fresh profile every launch (Playwright's default), and no background traffic: on a network that
+# reaches package registries only, Chromium's own connections are refused and slow every page.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def _missing(reason):
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: the browser tests must run here, not skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def chromium_path():
+    path = os.environ.get("EPL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        _missing("Chromium is not installed: run scripts/install-system-packages.sh (Debian's `chromium`) "
+                 "or set EPL_CHROMIUM to a Chromium binary")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("Playwright is not installed: pip install -e . installs it")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    """A temporary copy of the course (config, source/, release/) that JupyterLab serves."""
+    work = scratch_course(ROOT, tmp_path_factory.mktemp("course"), with_release=True)
+    # Keep nbgrader's exchange inside the temporary course instead of /usr/local/share/nbgrader/exchange.
+    with open(work / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write(f"\nc.Exchange.root = {str(work / 'exchange')!r}\n")
+    (work / "exchange").mkdir()
+    return work
+
+
+@pytest.fixture(scope="session")
+def lab(browser, course, tmp_path_factory):
+    """JupyterLab on 127.0.0.1 (free port, own token) serving the temporary course; stopped at the end."""
+    server = JupyterLab(course, tmp_path_factory.mktemp("jupyterlab")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser, lab, tmp_path):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    page.screenshot(path=str(tmp_path / "last-page.png"))   # what the page showed at the end, pass or fail
+    context.close()
+    lab.shutdown_sessions()
+
+
+@pytest.fixture
+def screenshots(tmp_path):
+    """Where to save pictures: always the test's tmp dir, and ``$EPL_SCREENSHOTS`` (e.g. docs/screenshots)."""
+    publish = os.environ.get("EPL_SCREENSHOTS")
+    return tmp_path, (Path(publish).resolve() if publish else None)
