@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course.build import scratch_course
+from tests.browser import lab as jl
 from tests.browser.server import JupyterLab
 from tests.proving import ROOT
 
@@ -69,14 +70,28 @@ def lab(browser, course, tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture
-def page(browser, lab, tmp_path):
+@pytest.fixture(scope="session")
+def browser_context(browser):
     context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(browser_context, lab, tmp_path):
+    """One page for the session: JupyterLab loads once, and each test opens its notebook in it.
+
+    After each test: a picture of the page as it was left, every tab closed (unsaved changes
+    discarded), every kernel shut down; a page that cannot be tidied is closed and replaced.
+    """
+    page = browser_context.pages[0] if browser_context.pages else browser_context.new_page()
     page.set_default_timeout(30_000)
     yield page
-    page.screenshot(path=str(tmp_path / "last-page.png"))   # what the page showed at the end, pass or fail
-    context.close()
+    page.screenshot(path=str(tmp_path / "last-page.png"))
+    try:
+        jl.close_all(page)
+    except Exception:  # noqa: BLE001 - a dialog or menu left open: start the next test on a fresh page
+        page.close()
     lab.shutdown_sessions()
 
 

@@ -58,22 +58,59 @@ def kernel_idle(page):
 
 
 def open_notebook(page, lab, path, n_cells, timeout=60_000):
-    """Open ``path`` in a fresh JupyterLab workspace and wait until its kernel is idle."""
-    page.goto(lab.url(f"lab/tree/{path}") + "&reset")   # reset: only this document open
+    """Open ``path`` and wait until its kernel is idle.
+
+    In a JupyterLab page already loaded, with File > Open from Path; otherwise by loading
+    JupyterLab at the notebook's address in a fresh workspace, the file browser folded away
+    as a student does to read (the notebook gets the whole width).
+    """
+    if page.url.startswith(lab.base + "/lab") and page.locator("#jp-main-statusbar").count():
+        menu(page, "File", "Open from Path…")
+        page.locator(".jp-Dialog input").fill(path)
+        page.locator(".jp-Dialog .jp-Dialog-button", has_text="Open").click()
+    else:
+        page.goto(lab.url(f"lab/tree/{path}") + "&reset")   # reset: only this document open
     page.wait_for_function(f"n => document.querySelectorAll('{CELLS}').length === n", arg=n_cells,
                            timeout=timeout)
     page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\|\s*Idle")).wait_for(timeout=timeout)
     page.keyboard.press("Escape")
-    # Fold the file browser away, as a student does to read: the notebook gets the whole width.
-    page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
-    page.locator("#jp-left-stack").wait_for(state="hidden")
+    fold_left_sidebar(page)
+
+
+def fold_left_sidebar(page):
+    """Fold the file browser away, as a student does to read: the notebook gets the whole width."""
+    if page.locator("#jp-left-stack").is_visible():
+        page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+        page.locator("#jp-left-stack").wait_for(state="hidden")
+
+
+def close_all(page):
+    """File > Close All Tabs, discarding what was not saved; False when the page is no JupyterLab page."""
+    if not page.locator("#jp-main-statusbar").count():
+        return False
+    page.keyboard.press("Escape")
+    menu(page, "File", "Close All Tabs")
+    for _ in range(20):          # one question per notebook with unsaved changes
+        page.wait_for_function("() => !document.querySelector('.jp-NotebookPanel') "
+                               "|| document.querySelector('.jp-Dialog')", timeout=5000)
+        dialog = page.locator(".jp-Dialog")
+        if not dialog.count():
+            return True
+        dialog.locator(".jp-Dialog-button", has_text="Discard").click()
+        dialog.wait_for(state="detached")
+    raise AssertionError("File > Close All Tabs left notebooks open")
 
 
 def menu(page, *path):
     """Click through the menu bar, e.g. ``menu(page, "Run", "Run All Cells")``."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{re.escape(path[0])}$")).click()
     for label in path[1:]:
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(label)}$")).click()
+        item = page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel",
+                                                              has_text=re.compile(f"^{re.escape(label)}$")))
+        if "lm-mod-disabled" in (item.get_attribute("class") or ""):
+            page.keyboard.press("Escape")
+            raise AssertionError(f"the menu item {' > '.join(path)} is disabled")
+        item.click()
 
 
 def _last_count(page):
@@ -121,7 +158,10 @@ def run_all_past_failures(page):
         stops.append(ran[-1].index)
         before = _last_count(page)
         page.locator(CELLS).nth(pending[0].index).locator(".jp-InputPrompt").click()
-        menu(page, "Run", "Run Selected Cell and All Below")
+        # JupyterLab disables "... and All Below" on the notebook's last cell (and "Run Selected Cell"
+        # would add a new cell after it).
+        last = pending[0].index == len(now) - 1
+        menu(page, "Run", "Run Selected Cell and Do not Advance" if last else "Run Selected Cell and All Below")
         now = wait_for_run(page, before)
     raise AssertionError("cells were still left unrun after one pass per cell")
 
@@ -182,9 +222,15 @@ def save(page, timeout=15_000):
 
 
 def show(page, index, block="start"):
-    """Scroll cell ``index`` to the top (or ``"end"``: bottom) of the notebook, for a person to look at."""
-    page.locator(CELLS).nth(index).evaluate(f"e => e.scrollIntoView({{block: '{block}'}})")
-    page.wait_for_timeout(300)
+    """Scroll cell ``index``'s top to the top of the notebook, or (``block="end"``) the end of its
+    output to the bottom, for a person to look at. Twice: cells that come into view get their real
+    height only once rendered, which moves the target.
+    """
+    cell = page.locator(CELLS).nth(index)
+    target = cell.locator(".jp-OutputArea-output").last if block == "end" else cell
+    for _ in range(2):
+        target.evaluate(f"e => e.scrollIntoView({{block: '{block}'}})")
+        page.wait_for_timeout(300)
 
 
 def screenshot(page, name, keep_in, publish_to=None):
