@@ -6,8 +6,12 @@ download cannot reach its host from machines that see only package registries. W
 Chromium these tests skip with the reason, except in CI (``CI`` set), where they fail.
 """
 
+import contextlib
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +26,14 @@ from tests.proving import ROOT
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 800}
+
+
+def pytest_collection_modifyitems(items):
+    """The instructor's tests after the student's: the gradebook they need is prepared meanwhile."""
+    here = [i for i, item in enumerate(items) if Path(item.path).parent == Path(__file__).parent]
+    ordered = sorted((items[i] for i in here), key=lambda item: Path(item.path).name == "test_instructor.py")
+    for i, item in zip(here, ordered):
+        items[i] = item
 
 
 def _missing(reason):
@@ -60,6 +72,41 @@ def course(tmp_path_factory):
         config.write(f"\nc.Exchange.root = {str(work / 'exchange')!r}\n")
     (work / "exchange").mkdir()
     return work
+
+
+class Background:
+    """A command running beside the tests; ``wait()`` gives its exit status and output."""
+
+    def __init__(self, command, log):
+        self.log = Path(log)
+        with open(self.log, "w", encoding="utf-8") as out:
+            self.proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+
+    def wait(self, timeout=600):
+        status = self.proc.wait(timeout=timeout)
+        return status, self.log.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gradebook_job(request, chromium_path, course, tmp_path_factory):
+    """When the instructor's tests are selected, the first browser test starts preparing their gradebook
+    (``tests/browser/gradebook.py``: the real nbgrader commands) in a process of its own, which works
+    while the student tests run: it needs the CPU when they mostly wait for the page.
+    """
+    if not any(Path(item.path).name == "test_instructor.py" for item in request.session.items):
+        yield None
+        return
+    job = Background([sys.executable, "-m", "tests.browser.gradebook", str(course)],
+                     tmp_path_factory.mktemp("gradebook") / "prepare.log")
+    yield job
+    job.stop()
 
 
 @pytest.fixture(scope="session")

@@ -166,17 +166,31 @@ def run_all_past_failures(page):
     raise AssertionError("cells were still left unrun after one pass per cell")
 
 
-def type_into_cell(page, index, text):
-    """Select everything in cell ``index``'s editor and type ``text`` key by key.
+def type_into_cell(page, index, old, new):
+    """Change cell ``index`` from ``old`` to ``new`` by typing, key by key, as a student does: the lines
+    they share at the top stay, the rest of ``old`` is selected with the keyboard and typed over.
 
-    The editor indents a new line by itself; each line's own indentation replaces it
-    (Shift+Home selects the automatic indent, typing replaces the selection).
+    The editor indents a new line by itself; each typed line's own indentation replaces that
+    (Shift+Home selects the automatic indent, and typing replaces a selection).
     """
+    old_lines, new_lines = old.rstrip("\n").split("\n"), new.rstrip("\n").split("\n")
+    keep = 0
+    while keep < min(len(old_lines), len(new_lines)) and old_lines[keep] == new_lines[keep]:
+        keep += 1
     cell = page.locator(CELLS).nth(index)
     cell.scroll_into_view_if_needed()
     cell.locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    for n, line in enumerate(text.rstrip("\n").split("\n")):
+    if keep == 0:
+        page.keyboard.press("Control+a")
+        typed = new_lines
+    else:
+        # From the end of the last line kept to the end of the cell: the line break and what follows.
+        page.keyboard.press("Control+End")
+        for _ in range(len(old_lines) - keep):
+            page.keyboard.press("Shift+ArrowUp")
+        page.keyboard.press("Shift+End")
+        typed = [None] + new_lines[keep:]        # None: the line break that the selection took
+    for n, line in enumerate(typed):
         if n:
             page.keyboard.press("Enter")
             page.keyboard.press("Shift+Home")
@@ -208,6 +222,13 @@ def reload_from_disk(page, n_cells, timeout=30_000):
             return cells.length === n && Array.from(cells).every(
                 c => !/\\[[0-9*]+\\]/.test((c.querySelector('.jp-InputArea-prompt') || {}).textContent || ''));
         }""", arg=[CELLS, n_cells], timeout=timeout)
+
+
+def close_and_shut_down(page, timeout=30_000):
+    """File > Close and Shut Down Notebook…, confirmed: the tab closes and its kernel stops."""
+    menu(page, "File", "Close and Shut Down Notebook…")
+    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-warn").click()
+    page.wait_for_function("() => !document.querySelector('.jp-NotebookPanel, .jp-Dialog')", timeout=timeout)
 
 
 def dirty(page):

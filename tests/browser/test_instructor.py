@@ -1,26 +1,24 @@
 """The instructor's path in the browser: nbgrader's formgrader inside JupyterLab, and the feedback page.
 
-The temporary course gets its eight assignments in the gradebook (the real ``nbgrader
-generate_assignment``) and two of the demo's students for ``stability`` (the reference and
-the buggy one), autograded and given feedback by the real nbgrader commands. The formgrader lists the assignments and shows the scores; the feedback
-page of the buggy submission shows the checks' messages.
+``tests/browser/gradebook.py`` prepares the temporary course with the real nbgrader commands (all
+eight assignments in the gradebook; the reference and the buggy demo student for ``stability``,
+autograded, with feedback). The formgrader lists the assignments and shows the scores; the
+feedback page of the buggy submission shows the checks' messages.
 """
 
 import re
 
 import pytest
-from nbgrader.api import Gradebook
 
 from autograder.course import notebooks
-from autograder.course.build import generate_assignments, nbgrader, topics
+from autograder.course.build import topics
 from tests.browser import lab as jl
-from tests.browser.expected import answers, check_messages, fill, flat
+from tests.browser.expected import answers, check_messages, flat
+from tests.browser.gradebook import STUDENTS, TOPIC
 from tests.demo_submissions.stability import CELLS as BUGGY_CELLS
 from tests.proving import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
-TOPIC = "stability"
-STUDENTS = {"reference": ("Rita", "Reference"), "buggy": ("Bo", "Buggy")}   # two of the demo's students
 
 
 def max_score(topic):
@@ -29,23 +27,11 @@ def max_score(topic):
 
 
 @pytest.fixture(scope="module")
-def graded_course(course):
-    """The course with every assignment in the gradebook, two submissions autograded, and their feedback."""
-    names = topics(course)
-    list(generate_assignments(course, names))
-    reference = answers(TOPIC)
-    submitted = {"reference": reference, "buggy": {**reference, **BUGGY_CELLS}}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for student, (first, last) in STUDENTS.items():
-            gradebook.update_or_create_student(student, first_name=first, last_name=last)
-    for student, filled in submitted.items():
-        target = course / "submitted" / student / TOPIC
-        target.mkdir(parents=True, exist_ok=True)
-        release = notebooks.read(course / "release" / TOPIC / f"{TOPIC}.ipynb")
-        notebooks.write(fill(release, filled), target / f"{TOPIC}.ipynb")
-    nbgrader(course, "autograde", TOPIC)
-    nbgrader(course, "generate_feedback", TOPIC)
-    return course, names
+def graded_course(course, gradebook_job):
+    """The course once ``gradebook_job`` (started with the first browser test) has finished."""
+    status, log = gradebook_job.wait()
+    assert status == 0, f"preparing the gradebook failed:\n{log[-6000:]}"
+    return course, topics(course)
 
 
 def test_formgrader_lists_assignments_and_scores(page, lab, graded_course, screenshots):
