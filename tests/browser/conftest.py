@@ -1,4 +1,7 @@
-"""Fixtures for the browser tests: one JupyterLab server and one Chromium for the whole session.
+"""Fixtures for the browser tests: one JupyterLab server and one Chromium for all of them.
+
+They live as long as this package's tests run (package scope), so that the rest of a full run
+does not share the machine with an idle JupyterLab and browser.
 
 Chromium is Debian's ``chromium`` package (``scripts/install-system-packages.sh`` installs it),
 driven by Playwright from PyPI through ``launch(executable_path=...)``: Playwright's own browser
@@ -42,7 +45,7 @@ def _missing(reason):
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chromium_path():
     path = os.environ.get("EPL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not path:
@@ -51,7 +54,7 @@ def chromium_path():
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium_path):
     try:
         from playwright.sync_api import sync_playwright
@@ -63,7 +66,7 @@ def browser(chromium_path):
         chromium.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def course(tmp_path_factory):
     """A temporary copy of the course (config, source/, release/) that JupyterLab serves."""
     work = scratch_course(ROOT, tmp_path_factory.mktemp("course"), with_release=True)
@@ -94,7 +97,7 @@ class Background:
             self.proc.wait()
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def gradebook_job(request, chromium_path, course, tmp_path_factory):
     """When the instructor's tests are selected, the first browser test starts preparing their gradebook
     (``tests/browser/gradebook.py``: the real nbgrader commands) in a process of its own, which works
@@ -109,7 +112,7 @@ def gradebook_job(request, chromium_path, course, tmp_path_factory):
     job.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab(browser, course, tmp_path_factory):
     """JupyterLab on 127.0.0.1 (free port, own token) serving the temporary course; stopped at the end."""
     server = JupyterLab(course, tmp_path_factory.mktemp("jupyterlab")).start()
@@ -117,7 +120,7 @@ def lab(browser, course, tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser_context(browser):
     context = browser.new_context(viewport=VIEWPORT)
     yield context
@@ -126,7 +129,7 @@ def browser_context(browser):
 
 @pytest.fixture
 def page(browser_context, lab, tmp_path):
-    """One page for the session: JupyterLab loads once, and each test opens its notebook in it.
+    """One page for all the browser tests: JupyterLab loads once, and each test opens its notebook in it.
 
     After each test: a picture of the page as it was left, every tab closed (unsaved changes
     discarded), every kernel shut down; a page that cannot be tidied is closed and replaced.

@@ -1,4 +1,4 @@
-"""A real JupyterLab server on 127.0.0.1, started and stopped by the test session.
+"""A real JupyterLab server on 127.0.0.1, started and stopped by the tests.
 
 It runs in its own process group on a free port with a token of our choosing, on a
 temporary copy of the course, with JupyterLab's user settings, workspaces and runtime
