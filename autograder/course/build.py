@@ -95,6 +95,9 @@ def generate_assignments(course, names):
             yield name
 
 
+RUN_PAST_ERRORS = "raises-exception"
+
+
 def _call(item, extra="", args=None):
     targets = ", ".join(item.targets)
     options = "".join(f", {k}={v!r}" for k, v in (args or {}).items())
@@ -113,7 +116,8 @@ def item_cell_source(item):
 
 
 def apply_spec(nb, topic):
-    """``nb`` with every graded test cell's text and points written from the topic's spec.
+    """``nb`` with every graded test cell's text and points written from the topic's spec, and every code cell
+    but the solutions tagged so that Run All runs past an error (a stub's, or a failed check's).
 
     The author places the cells (one per item, grade id ``test_<item>``); the spec says what they run.
     Raises ``ValueError`` naming the cells that are missing or not in the spec.
@@ -134,6 +138,11 @@ def apply_spec(nb, topic):
             item = items[notebooks.grade_id(cell)]
             cell["source"] = notebooks.lines(item_cell_source(item))
             cell["metadata"]["nbgrader"]["points"] = int(item.points) if item.points.is_integer() else item.points
+        if cell.get("cell_type") == "code" and not notebooks.is_solution(cell):
+            # JupyterLab's Run All goes on past a cell with this tag: an unfinished exercise stops no later check.
+            tags = cell["metadata"].setdefault("tags", [])
+            if RUN_PAST_ERRORS not in tags:
+                tags.append(RUN_PAST_ERRORS)
     return nb
 
 

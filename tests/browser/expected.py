@@ -4,7 +4,7 @@ import contextlib
 import io
 
 from autograder.course import notebooks
-from autograder.selfcheck import exec_source
+from autograder.course.selfcheck import exec_source
 from tests.proving import ROOT
 
 

@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 from autograder.course import notebooks
 from autograder.course.build import generate_assignments, nbgrader, topics
 from tests.browser.expected import answers, fill
-from tests.demo_submissions.stability import CELLS as BUGGY_CELLS
+from autograder.course.demo_submissions.stability import CELLS as BUGGY_CELLS
 
 TOPIC = "stability"
 STUDENTS = {"reference": ("Rita", "Reference"), "buggy": ("Bo", "Buggy")}

@@ -13,6 +13,8 @@ from pathlib import Path
 
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
 TRACEBACK = "Traceback (most recent call last)"
+# A failed check shows only its message (autograder/notebook_display.py), no traceback: "CheckFailure: [check_x] ..."
+CHECK_FAILED = ("CheckFailure: [", "PendingGPU: [")
 
 # One look at every cell of the open notebook. ``textContent`` rather than ``innerText``: JupyterLab
 # renders off-screen cells with `content-visibility: auto`, and innerText is empty for those.
@@ -46,7 +48,7 @@ class Cell:
 
     @property
     def failed(self):
-        return TRACEBACK in self.text
+        return TRACEBACK in self.text or any(mark in self.text for mark in CHECK_FAILED)
 
 
 def cells(page):
@@ -136,34 +138,11 @@ def wait_for_run(page, after, timeout=120):
 
 
 def run_all(page):
-    """Run > Run All Cells, as a student does. JupyterLab stops at the first cell that raises."""
+    """Run > Run All Cells, as a student does. JupyterLab stops at the first cell that raises unless the cell is
+    tagged `raises-exception` (the release notebooks tag every cell but the solutions)."""
     before = _last_count(page)
     menu(page, "Run", "Run All Cells")
     return wait_for_run(page, before)
-
-
-def run_all_past_failures(page):
-    """Run > Run All Cells, then, each time the run stopped at an error, select the next cell that
-    did not run and Run > Run Selected Cell and All Below: every code cell runs once and each shows
-    what it reports. Returns the cells and the indices where a run stopped.
-    """
-    now, stops = run_all(page), []
-    for _ in range(len(now)):
-        pending = [c for c in now if c.code and c.count is None]
-        if not pending:
-            return now, stops
-        ran = [c for c in now if c.code and c.count is not None and c.index < pending[0].index]
-        assert ran and ran[-1].failed, (
-            f"the run stopped before cell {pending[0].index} without an error in the cell before it")
-        stops.append(ran[-1].index)
-        before = _last_count(page)
-        page.locator(CELLS).nth(pending[0].index).locator(".jp-InputPrompt").click()
-        # JupyterLab disables "... and All Below" on the notebook's last cell (and "Run Selected Cell"
-        # would add a new cell after it).
-        last = pending[0].index == len(now) - 1
-        menu(page, "Run", "Run Selected Cell and Do not Advance" if last else "Run Selected Cell and All Below")
-        now = wait_for_run(page, before)
-    raise AssertionError("cells were still left unrun after one pass per cell")
 
 
 def type_into_cell(page, index, old, new):

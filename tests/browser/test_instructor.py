@@ -15,7 +15,7 @@ from autograder.course.build import topics
 from tests.browser import lab as jl
 from tests.browser.expected import answers, check_messages, flat
 from tests.browser.gradebook import STUDENTS, TOPIC
-from tests.demo_submissions.stability import CELLS as BUGGY_CELLS
+from autograder.course.demo_submissions.stability import CELLS as BUGGY_CELLS
 from tests.proving import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]

@@ -138,3 +138,14 @@ def test_deleting_a_hidden_variant_changes_the_notebook(monkeypatch):
     assert "BEGIN HIDDEN TESTS" in before[item.cell_id] and "BEGIN HIDDEN TESTS" not in after[item.cell_id]
     assert {k: v for k, v in before.items() if k != item.cell_id} == {k: v for k, v in after.items()
                                                                       if k != item.cell_id}
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_run_all_goes_past_errors_in_the_release(topic):
+    """Every code cell but the solutions carries JupyterLab's `raises-exception` tag: one Run All shows every
+    check's verdict, an unfinished exercise stopping none."""
+    nb = notebooks.read(ROOT / "release" / topic / f"{topic}.ipynb")
+    for cell in nb["cells"]:
+        if cell.get("cell_type") == "code":
+            tagged = "raises-exception" in cell["metadata"].get("tags", [])
+            assert tagged != notebooks.is_solution(cell), notebooks.grade_id(cell)
