@@ -73,3 +73,24 @@ def without_hidden_variants(monkeypatch, topic, index):
     items[index] = dataclasses.replace(items[index], hidden=())
     monkeypatch.setitem(_REGISTRY, f"autograder.checks.{topic}", items)
     return items[index]
+
+
+def cell_points(topic, namespace, only=None):
+    """``{item id: points}`` from executing each graded test cell of the source notebook (hidden tests included,
+    as nbgrader restores them at autograde) against ``namespace``; the grading run's seed comes from the
+    environment, as in a kernel."""
+    nb = notebooks.read(ROOT / "source" / topic / f"{topic}.ipynb")
+    points = {}
+    for cell in nb["cells"]:
+        if not notebooks.is_graded_test(cell):
+            continue
+        item_id = notebooks.grade_id(cell).removeprefix("test_")
+        if only is not None and item_id not in only:
+            continue
+        torch.manual_seed(0)
+        try:
+            exec(notebooks.source_text(cell), dict(namespace))  # noqa: S102 - the kit's own cells
+            points[item_id] = cell["metadata"]["nbgrader"]["points"]
+        except AssertionError:
+            points[item_id] = 0
+    return points

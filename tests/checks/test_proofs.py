@@ -11,7 +11,8 @@ import importlib
 import pytest
 
 from autograder.course.build import topics
-from tests.proving import (ROOT, alternative, check_names, failing, failing_among, reference, stub,
+from autograder.checks import items_of
+from tests.proving import (ROOT, alternative, cell_points, check_names, failing, failing_among, reference, stub,
                            with_replacements)
 
 TOPICS = topics(ROOT)
@@ -51,19 +52,24 @@ def test_stub_fails_every_check(topic):
     assert all("not implemented yet" in message for message in failed.values())
 
 
-def _loses_its_check(topic, mistake, kind):
+def _loses_its_check(topic, mistake, kind, monkeypatch):
     replacements, targets = getattr(importlib.import_module(f"tests.mutants.{topic}"), kind)[mistake]
     assert targets and targets <= check_names(topic), f"{mistake}: unknown target checks {targets}"
-    failed = failing_among(topic, with_replacements(topic, replacements), targets)
+    namespace = with_replacements(topic, replacements)
+    failed = failing_among(topic, namespace, targets)
     assert set(failed) == targets, f"{mistake}: expected {targets} to fail, failed {set(failed)}"
+    # The notebook's own test cells, run with the same seed, give the same 0 for each of them.
+    monkeypatch.setenv("AUTOGRADER_GRADING_SEED", "0")
+    only = {item.id for item in items_of(topic) if item.name in targets}
+    assert cell_points(topic, namespace, only) == dict.fromkeys(only, 0), mistake
 
 
 @pytest.mark.parametrize("topic, mistake", MUTANTS, ids=[f"{t}: {m}" for t, m in MUTANTS])
-def test_mistake_loses_its_check(topic, mistake):
-    _loses_its_check(topic, mistake, "MUTANTS")
+def test_mistake_loses_its_check(topic, mistake, monkeypatch):
+    _loses_its_check(topic, mistake, "MUTANTS", monkeypatch)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("topic, mistake", GPU_MUTANTS, ids=[f"{t}: {m}" for t, m in GPU_MUTANTS])
-def test_gpu_only_mistake_loses_its_check(topic, mistake):
-    _loses_its_check(topic, mistake, "GPU_MUTANTS")
+def test_gpu_only_mistake_loses_its_check(topic, mistake, monkeypatch):
+    _loses_its_check(topic, mistake, "GPU_MUTANTS", monkeypatch)
