@@ -59,7 +59,7 @@ def main(argv=None):
         assignments = args.assignments or topics(args.course)
         results = grade_all(args.course, assignments, args.student, seed=args.seed, only_pending=args.pending)
         students = sorted({r.student for r in results})
-        print_gradebook(args.course, assignments, students, load_report(args.course))
+        print_gradebook(assignments, students, load_report(args.course))
         return 0
     if args.command == "export":
         from .build import topics

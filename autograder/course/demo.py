@@ -82,7 +82,7 @@ def run_demo(course=".", only=None, keep=None, progress=print, seed=None):
         write_submissions(course, work, names)
         progress(f"Grading {len(STUDENTS)} sample students with nbgrader autograde:", flush=True)
         grade_all(work, names, list(STUDENTS), progress=progress, seed=seed)
-        print_gradebook(work, names, list(STUDENTS), load_report(work))
+        print_gradebook(names, list(STUDENTS), load_report(work))
         progress(f"\nDemo finished in {time.perf_counter() - started:.0f} s.", flush=True)
         return work
     finally:

@@ -69,9 +69,8 @@ def export_csv(course, path, assignments, wide=False):
             for a in assignments]
 
 
-def gradescope_results(course, student, assignment):
-    """Gradescope's autograder ``results.json`` for one submission, as a dict."""
-    record = load_report(course).get(f"{student}/{assignment}", {})
+def gradescope_results(record, assignment):
+    """Gradescope's autograder ``results.json`` for one submission's report record, as a dict."""
     grades, messages = record.get("grades", {}), record.get("messages", {})
     tests = []
     for item in items_of(assignment):
@@ -102,12 +101,13 @@ def gradescope_results(course, student, assignment):
 def export_gradescope(course, out_dir, assignments):
     """Write ``out_dir/<student>/<assignment>/results.json`` for every recorded submission."""
     written = []
-    for key in sorted(load_report(course)):
+    report = load_report(course)
+    for key in sorted(report):
         student, assignment = key.split("/")
         if assignment not in assignments:
             continue
         target = Path(out_dir) / student / assignment / "results.json"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(gradescope_results(course, student, assignment), indent=1), encoding="utf-8")
+        target.write_text(json.dumps(gradescope_results(report[key], assignment), indent=1), encoding="utf-8")
         written.append(target)
     return written

@@ -57,11 +57,6 @@ class SubmissionResult:
         return points(self.grades)[1]
 
 
-def expected_test_ids(course, assignment):
-    nb = notebooks.read(Path(course) / "source" / assignment / f"{assignment}.ipynb")
-    return notebooks.graded_test_ids(nb)
-
-
 def submission_path(course, student, assignment):
     return Path(course) / "submitted" / student / assignment / f"{assignment}.ipynb"
 
@@ -76,7 +71,7 @@ def inspect_submission(course, student, assignment):
     except notebooks.NotebookError as error:
         return "error", [f"{path.name} cannot be read: {error}"]
     present = set(notebooks.graded_test_ids(nb))
-    deleted = [i for i in expected_test_ids(course, assignment) if i not in present]
+    deleted = [item.cell_id for item in items_of(assignment) if item.cell_id not in present]
     if deleted:
         return "graded", [f"{path.name}: graded cells deleted (they score 0): {', '.join(deleted)}"]
     return "graded", []

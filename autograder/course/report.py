@@ -37,7 +37,7 @@ def _score(record, item):
     return "{:g}/{:g}".format(*grades[item.id]) if item.id in grades else "-"
 
 
-def gradebook_text(course, assignments, students, report):
+def gradebook_text(assignments, students, report):
     """The whole printed gradebook (also used by tests)."""
     parts = ["", "GRADEBOOK (points scored / points possible; '!' marks a submission with problems; a missing "
                  "submission scores 0)", ""]
@@ -79,5 +79,5 @@ def pending_text(course):
                       *lines, "", "On a machine with a GPU and this course: python -m autograder grade --pending"])
 
 
-def print_gradebook(course, assignments, students, report):
-    print(gradebook_text(course, assignments, students, report), flush=True)
+def print_gradebook(assignments, students, report):
+    print(gradebook_text(assignments, students, report), flush=True)

@@ -7,7 +7,6 @@ scores its points when every variant passes, else 0. This is how ``python -m
 autograder check`` grades without nbgrader, and how the kit's own tests prove each check.
 """
 
-import json
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -38,10 +37,6 @@ class ItemResult:
         return asdict(self)
 
 
-def lookup(namespace):
-    return namespace if isinstance(namespace, dict) else vars(namespace)
-
-
 def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
     """Run every variant of ``item`` with the student objects it names, taken from ``namespace``.
 
@@ -49,7 +44,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
     replace keyword arguments of every variant (the kit's tests use ``seed=`` this way).
     """
     started = time.perf_counter()
-    objects = lookup(namespace)
+    objects = namespace if isinstance(namespace, dict) else vars(namespace)
     variants = item.variants(seed if seed is not None else run_seed())
     if not hidden:
         variants = variants[:1]
@@ -80,7 +75,3 @@ def grade_items(topic, namespace, *, only=None, **kwargs):
 def total(results):
     """``(score, max_score)`` over results."""
     return sum(r.score for r in results), sum(r.max_score for r in results)
-
-
-def to_json(results):
-    return json.dumps([r.as_dict() for r in results], indent=2, default=str)

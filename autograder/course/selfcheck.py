@@ -24,6 +24,12 @@ from ..student import CallTimeout, time_limit
 from . import notebooks
 
 
+def _compiled(source, filename):
+    """``source`` compiled under ``filename``, its text registered in ``linecache`` first."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    return compile(source, filename, "exec")
+
+
 def exec_source(source, filename, name="submission"):
     """Run ``source`` as a module named ``name`` and return its namespace.
 
@@ -31,9 +37,8 @@ def exec_source(source, filename, name="submission"):
     and ``inspect.getsource`` read a function's source from there, and code run from a
     string (a notebook's cells) has no file to read it from.
     """
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace = {"__name__": name, "__file__": filename}
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the user's own code
+    exec(_compiled(source, filename), namespace)  # noqa: S102 - the user's own code
     return namespace
 
 
@@ -54,11 +59,9 @@ def run_cells(cells, filename, name="submission"):
     timeout is reported on stderr and the next cell still runs (nbgrader grades the same way)."""
     namespace = {"__name__": name, "__file__": filename}
     for cell_id, source in cells:
-        cell_file = f"{filename} (cell {cell_id})"
-        linecache.cache[cell_file] = (len(source), None, source.splitlines(keepends=True), cell_file)
         try:
             with time_limit(settings.grading.cell_timeout_s):
-                exec(compile(source, cell_file, "exec"), namespace)  # noqa: S102 - graded like a kernel cell
+                exec(_compiled(source, f"{filename} (cell {cell_id})"), namespace)  # noqa: S102 - graded like a kernel cell
         except CallTimeout:
             print(f"cell {cell_id} ran longer than {settings.grading.cell_timeout_s} s and was stopped",
                   file=sys.stderr)

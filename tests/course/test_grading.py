@@ -70,7 +70,7 @@ def test_demo_reports_broken_notebooks_by_name_and_keeps_every_record(demo_cours
     for topic in TOPICS[2:]:   # submitted nothing: 0 out of the assignment's full points
         assert report[f"mangled/{topic}"]["status"] == "missing"
         assert _scores(report[f"mangled/{topic}"]) == (0, max_points(topic))
-    text = gradebook_text(demo_course, TOPICS, list(STUDENTS), report)
+    text = gradebook_text(TOPICS, list(STUDENTS), report)
     course_max = sum(max_points(t) for t in TOPICS)
     assert "ERROR" in text and "not valid notebook JSON" in text and "missing 0/" in text
     for student in STUDENTS:
