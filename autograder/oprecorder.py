@@ -96,15 +96,31 @@ class _KernelMode(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+_OPEN = []      # the records being filled, innermost last
+
+
 @contextlib.contextmanager
 def record_ops(kernels=True):
-    """Record the torch calls (and ATen kernels) made inside the block."""
+    """Record the torch calls (and ATen kernels) made inside the block.
+
+    Calls made by student code in a grading worker are recorded there and added to the
+    innermost open record (see ``autograder.trusted.remote``).
+    """
     record = OpRecord()
     with contextlib.ExitStack() as stack:
         stack.enter_context(_CallMode(record))
         if kernels:
             stack.enter_context(_KernelMode(record))
-        yield record
+        _OPEN.append(record)
+        try:
+            yield record
+        finally:
+            _OPEN.remove(record)
+
+
+def open_record():
+    """The innermost record being filled, or ``None``."""
+    return _OPEN[-1] if _OPEN else None
 
 
 def ops_of(check, fn, *args, what=None, kernels=True, **kwargs):

@@ -30,6 +30,7 @@ from .errors import CheckFailure
 from .settings import settings
 from .spec import gpu_unavailable
 from .student import BoundedText, CallTimeout, call_student, time_limit
+from .trusted import remote
 
 
 @dataclass
@@ -138,6 +139,58 @@ def measure_speedup(candidate, baseline, args, *, device=None, repeats=None, war
     return base_s / max(cand_s, 1e-12), cand_s, base_s
 
 
+def variant(args, k):
+    """The ``k``-th fresh input for a timed call: every floating tensor of ``args`` plus ``k / 8`` (exact), the rest
+    as is. Every timed call gets a new tensor with new values, so no answer can be cached on identity or content;
+    the grader checks each result against the baseline's on the same variant."""
+    return tuple(a + k / 8 if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+
+
+REMOTE_SAMPLE_CALLS = (8, 256)   # calls per timed request to a worker: at least, at most
+
+
+def measure_remote_speedup(check, candidate, baseline, args, *, device, what):
+    """As :func:`measure_speedup`, for a candidate in a student's worker: the baseline runs in a clean worker
+    started the same way, both on fresh variants of ``args`` (:func:`variant`), both timed here around the
+    request, interleaved, so both pay the same transfer; every result is checked against the baseline's."""
+    __tracebackhide__ = True
+    session = candidate._session
+    clean = session.twin()
+    target = remote.by_name(baseline)
+    threads = _threads_for(device)
+    timeout = settings.call_timeout_s
+
+    def sample(where, fn, count):
+        return where.timed(fn, args, count, threads=threads, timeout=timeout)
+
+    low, high = REMOTE_SAMPLE_CALLS
+    count = low
+    for _ in range(settings.speed.warmup + 1):
+        _, seconds = sample(session, candidate, count)
+    count = max(low, min(high, math.ceil(count * 4 * settings.speed.min_sample_s / max(seconds, 1e-9))))
+    base, cand = [], []
+    for r in range(settings.speed.repeats):
+        expected, base_s = sample(clean, target, count)
+        got, cand_s = sample(session, candidate, count)
+        base.append(base_s / count)
+        cand.append(cand_s / count)
+        if r == 0:
+            _expect_same_results(check, got, expected, what)
+    base_s, cand_s = statistics.median(base), statistics.median(cand)
+    return base_s / max(cand_s, 1e-12), cand_s, base_s
+
+
+def _expect_same_results(check, got, expected, what):
+    __tracebackhide__ = True
+    for k, (g, e) in enumerate(zip(got, expected)):
+        ok = (type(g) is torch.Tensor and g.shape == e.shape and g.dtype == e.dtype
+              and torch.allclose(g.double(), e.double(), rtol=1e-4, atol=1e-4 * (1 + float(e.abs().max()))))
+        if not ok:
+            raise CheckFailure(check, f"while being timed, {what} returned a wrong result (timed call {k + 1}, "
+                                      "on a fresh input): every timed result must be right too.",
+                               hint="Compute the answer from the input you are given each time; do not cache it.")
+
+
 def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None):
     """``candidate`` must run at least ``settings.speed.thresholds[name]`` times faster than ``baseline``.
 
@@ -162,13 +215,19 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(budget):
             result.threads = _threads_for(device)
             for _ in range(1 + settings.speed.retries):
-                ratio, result.candidate_s, result.baseline_s = measure_speedup(candidate, baseline, args,
-                                                                               device=device)
+                if type(candidate) is remote.Remote:
+                    ratio, result.candidate_s, result.baseline_s = measure_remote_speedup(
+                        check, candidate, baseline, args, device=device, what=what or name)
+                else:
+                    ratio, result.candidate_s, result.baseline_s = measure_speedup(candidate, baseline, args,
+                                                                                   device=device)
                 result.ratios.append(ratio)
                 if result.passed:
                     break
     except CallTimeout:
         raise CheckFailure(check, f"timing {what or name} took longer than {budget:g} s.") from None
+    except CheckFailure:
+        raise
     except Exception as error:  # noqa: BLE001
         raise CheckFailure(check, f"{what or name} raised {type(error).__name__} while being timed: {error}") from None
     if not result.passed:

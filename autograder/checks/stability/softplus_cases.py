@@ -80,6 +80,28 @@ def function_problem(Softplus):
     return None
 
 
+def custom_backward_facts(Softplus, softplus, x):
+    """What ``softplus(x)``'s autograd graph says about ``Softplus``, as plain data (run where the student's code
+    lives: see ``autograder.trusted.remote.beside``): ``{"problem": why Softplus is not a custom Function or None,
+    "made_by": the output's grad_fn type name or None, "is_node": whether that is Softplus's node, "depth": how
+    far below it Softplus's node lies or None, "raised": "Type: message" when softplus raised}``."""
+    problem = function_problem(Softplus)
+    if problem:
+        return {"problem": problem}
+    try:
+        out = softplus(x)
+    except Exception as error:  # noqa: BLE001 - the trusted side calls it again for the student-facing message
+        return {"problem": None, "raised": f"{type(error).__name__}: {error}"}
+    if not isinstance(out, torch.Tensor):
+        return {"problem": None, "made_by": None, "is_node": False, "depth": None, "not_tensor": type(out).__name__}
+    node_type = getattr(Softplus, "_backward_cls", None)
+    grad_fn = out.grad_fn
+    is_node = grad_fn is not None and node_type is not None and isinstance(grad_fn, node_type)
+    depth = backward_nodes(out, node_type) if node_type is not None and grad_fn is not None else None
+    return {"problem": None, "made_by": None if grad_fn is None else type(grad_fn).__name__, "is_node": is_node,
+            "depth": depth}
+
+
 def backward_nodes(out, node_type, limit=200):
     """How far (in graph steps) the nearest node of ``node_type`` lies below ``out.grad_fn``; ``None`` if absent."""
     seen, frontier, depth = set(), [out.grad_fn], 0

@@ -1,0 +1,427 @@
+"""The grader's side of the pipe: a worker session and proxies for the student's objects.
+
+A :class:`Remote` stands for an object that lives in the worker (the student's function,
+class, module instance). Calling it, reading an attribute or iterating sends a request and
+waits for plain data; what comes back that is not plain data is another ``Remote``. The
+checks take ``Remote`` objects where they took the student's own, through the same seam
+(``call_student``), so that a verdict is always computed here, on data.
+
+* **Autograd crosses the pipe.** When a call's output needs a gradient (an input requires
+  grad, or the output depends on the module's parameters), the output comes back wrapped in
+  a :class:`_RemoteGraph` node: ``backward`` here sends the upstream gradient to the worker,
+  which runs its own backward (the module's parameters accumulate ``.grad`` there) and sends
+  the inputs' gradients back. ``torch.autograd.gradcheck`` works across it.
+* **Op counts** come with every call (the worker records every call the same way); inside
+  ``record_ops`` here they are added to the open record.
+* **Deadlines are ours.** Every request has a deadline; a late answer kills the worker, and
+  the call fails with :class:`WorkerLost`.
+"""
+
+import builtins
+import contextlib
+import os
+import select
+import time
+import weakref
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+from .. import oprecorder
+from . import wire
+
+MAX_REPLY = 1 << 30
+_READ = 1 << 20
+
+
+class WorkerLost(RuntimeError):
+    """The worker died, was killed after a deadline, or sent something that is not a well-formed answer."""
+
+
+class RemoteError(Exception):
+    """An exception raised in the worker by a type that is not a Python builtin."""
+
+    remote_type = "Exception"
+
+
+def rebuilt_exception(described):
+    """The worker's exception as one raised here: a builtin exception type by name, else a ``RemoteError``."""
+    name = str(described.get("type", "Exception"))[:100]
+    message = str(described.get("message", ""))
+    kind = getattr(builtins, name, None)
+    if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, (OSError, UnicodeError)):
+        try:
+            error = kind(message)
+        except Exception:  # noqa: BLE001 - a builtin that takes other arguments
+            error = RemoteError(message)
+    else:
+        safe = "".join(c for c in name if c.isalnum() or c == "_") or "Error"
+        error = type(safe, (RemoteError,), {"remote_type": safe})(message)
+    error.remote_traceback = str(described.get("traceback", ""))
+    return error
+
+
+class Session:
+    """One worker process: requests go down its stdin, answers come up its stdout."""
+
+    def __init__(self, proc, *, stop, spawn=None):
+        self.proc = proc
+        self._stop = stop
+        self._spawn = spawn       # starts another worker the same way: the clean twin that times baselines
+        self._twin = None
+        self._fd_in = proc.stdin.fileno()
+        self._fd_out = proc.stdout.fileno()
+        self._released = ([], [])
+        self.lost = None          # why the worker is gone, once it is
+        self.printed = []         # what the student's code printed during calls (bounded per call)
+
+    # ------------------------------------------------------------ transport
+
+    def request(self, op, *args, timeout):
+        """Send one request; return the worker's answer (plain data and ``Remote`` objects)."""
+        if self.lost:
+            raise WorkerLost(self.lost)
+        handles, graphs = self._released
+        if handles or graphs:
+            self._released = ([], [])
+            self._exchange(("release", handles, graphs), timeout)
+        return self._exchange((op, *args), timeout)
+
+    def _exchange(self, message, timeout):
+        with _disable_current_modes(), torch._C.DisableTorchFunction():
+            frame = wire.encode(message, self._reference)
+        deadline = time.monotonic() + timeout
+        try:
+            self._write(frame, deadline)
+            reply = self._read_frame(deadline)
+            with _disable_current_modes(), torch._C.DisableTorchFunction():
+                answer = wire.decode(reply, self._remote)
+        except (wire.WireError, EOFError, OSError, TimeoutError) as error:
+            self.close(f"{type(error).__name__}: {error}" if not isinstance(error, TimeoutError) else str(error))
+            raise WorkerLost(self.lost) from None
+        if type(answer) is not dict:
+            self.close("the worker sent something that is not an answer")
+            raise WorkerLost(self.lost)
+        return answer
+
+    def _write(self, data, deadline):
+        view = memoryview(data)
+        while view:
+            _wait(self._fd_in, deadline, write=True)
+            written = os.write(self._fd_in, view[:_READ])
+            view = view[written:]
+
+    def _read_exactly(self, n, deadline):
+        parts, got = [], 0
+        while got < n:
+            _wait(self._fd_out, deadline)
+            chunk = os.read(self._fd_out, min(_READ, n - got))
+            if not chunk:
+                raise EOFError("the worker ended")
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def _read_frame(self, deadline):
+        head = self._read_exactly(wire.HEADER.size, deadline)
+        length, header_length = wire.HEADER.unpack(head)
+        if length > MAX_REPLY or header_length > length:
+            raise wire.WireError(f"an answer of {length} bytes is over the limit of {MAX_REPLY}")
+        return head + self._read_exactly(length, deadline)
+
+    def close(self, why="closed"):
+        if self.lost is None:
+            self.lost = why
+        self._stop(self.proc)
+        if self._twin is not None:
+            self._twin.close(why)
+
+    def twin(self):
+        """A worker started like this one in which no student code ever ran (started once, on demand)."""
+        if self._twin is None or self._twin.lost:
+            if self._spawn is None:
+                raise WorkerLost("this session cannot start a clean worker to time the baseline")
+            self._twin = self._spawn()
+        return self._twin
+
+    def timed(self, target, template, count, *, threads, timeout):
+        """``target`` (a ``Remote`` here, or a function sent by name) on ``count`` variants of ``template``,
+        in the worker; returns ``(results, seconds)``, the seconds by the grader's clock around the request."""
+        with torch.no_grad():
+            started = time.perf_counter()
+            answer = self.request("times", target, template, count, threads, timeout=timeout)
+            seconds = time.perf_counter() - started
+        if "raised" in answer:
+            raise rebuilt_exception(answer["raised"])
+        results = answer.get("ok")
+        if type(results) is not list or len(results) != count:
+            raise WorkerLost("the worker's timed results do not match the request")
+        return results, seconds
+
+    # ------------------------------------------------------------ references both ways
+
+    def _reference(self, obj):
+        if isinstance(obj, Remote):
+            if obj._session is not self:
+                raise wire.WireError("an object of another worker cannot be sent")
+            return {"h": obj._handle}
+        if isinstance(obj, _Named):
+            return {"name": obj.name}
+        name = _importable_name(obj)
+        if name and name.split(":")[0].split(".")[0] in ("torch", "math", "builtins") and isinstance(obj, (type, _FUNCTION_TYPES)):
+            return {"name": name}
+        raise wire.WireError(f"{type(obj).__name__} {obj!r:.60} cannot be sent to the student's code")
+
+    def _remote(self, ref):
+        if type(ref) is not dict or type(ref.get("h")) is not int:
+            raise wire.WireError("malformed handle")
+        mro = ref.get("mro") if type(ref.get("mro")) is list else []
+        return Remote(self, ref["h"], str(ref.get("type", "object"))[:200], [str(m)[:200] for m in mro[:8]])
+
+    def release(self, handle=None, graph=None):
+        if handle is not None:
+            self._released[0].append(handle)
+        if graph is not None:
+            self._released[1].append(graph)
+
+
+_FUNCTION_TYPES = (type(len), type(lambda: 0), type(torch.add))
+
+
+def _importable_name(obj):
+    """``module:qualname`` under which the worker finds ``obj`` (``torch:relu``), or ``None``."""
+    import sys
+
+    module = getattr(obj, "__module__", None) or ""
+    for qualname in (getattr(obj, "__qualname__", None), getattr(obj, "__name__", None)):
+        if qualname and "<" not in qualname and _same(_resolve(module, qualname), obj):
+            return f"{module}:{qualname}"
+    return None
+
+
+def _same(a, b):
+    try:
+        return a is b or (a is not None and bool(a == b))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+class _Named:
+    """A module-level function or class that the worker imports by name (``module:qualname``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def by_name(obj):
+    """Send ``obj`` (a module-level function of the autograder) by name: the worker imports it."""
+    return _Named(f"{obj.__module__}:{obj.__qualname__}")
+
+
+def _wait(fd, deadline, write=False):
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the worker did not answer in time and was stopped")
+    ready = select.select([], [fd], [], left) if write else select.select([fd], [], [], left)
+    if not any(ready):
+        raise TimeoutError("the worker did not answer in time and was stopped")
+
+
+# ------------------------------------------------------------------ proxies
+
+def _local_class(mro):
+    """The first class of the remote MRO that exists here by name in torch (never a tensor class)."""
+    for name in mro:
+        module, _, qualname = name.rpartition(".")
+        if not module.startswith("torch.") or "<" in name:
+            continue
+        target = _resolve(module, qualname)
+        if isinstance(target, type) and not issubclass(target, torch.Tensor):
+            return target
+    return None
+
+
+def _resolve(module, qualname):
+    import sys
+
+    target = sys.modules.get(module)
+    if target is None:
+        return None
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    return target
+
+
+class Remote:
+    """An object in the worker. Attribute reads, calls, ``len``, indexing and iteration go over the pipe."""
+
+    __slots__ = ("_session", "_handle", "_type", "_mro", "__weakref__")
+
+    def __init__(self, session, handle, type_name, mro):
+        object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+        object.__setattr__(self, "_mro", mro)
+        weakref.finalize(self, session.release, handle)
+
+    @property
+    def __class__(self):       # isinstance(remote_module, torch.nn.Module) holds when the worker says so
+        return _local_class(self._mro) or Remote
+
+    def _ask(self, op, *args, timeout=None):
+        from ..settings import settings
+
+        answer = self._session.request(op, self, *args, timeout=timeout or settings.call_timeout_s)
+        if "raised" in answer:
+            raise rebuilt_exception(answer["raised"])
+        return answer.get("ok")
+
+    def __getattr__(self, name):
+        if name in ("__name__", "__qualname__"):
+            return self._type
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._ask("getattr", name)
+
+    def __setattr__(self, name, value):
+        self._ask("setattr", name, value)
+
+    def __len__(self):
+        return self._ask("len")
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key)
+
+    def __iter__(self):
+        iterator = self._ask("iter")
+        while True:
+            items, done = iterator._ask("next", 64)
+            yield from items
+            if done:
+                return
+
+    def __repr__(self):
+        try:
+            return self._ask("repr", timeout=10)
+        except Exception:  # noqa: BLE001
+            return f"<{self._type} in the student's worker>"
+
+    def __call__(self, *args, **kwargs):
+        return _call(self._session, self, args, kwargs)
+
+
+
+def _call(session, target, args, kwargs):
+    from ..settings import settings
+
+    answer = session.request("call", target, args, kwargs, timeout=settings.call_timeout_s)
+    call = answer.get("ok")
+    if "raised" in answer or type(call) is not dict:
+        raise rebuilt_exception(answer.get("raised", {"type": "RuntimeError", "message": "malformed answer"}))
+    _add_ops(call.get("ops"))
+    if call.get("output"):
+        session.printed.append(str(call["output"])[:2000])
+    if "raised" in call:
+        raise rebuilt_exception(call["raised"])
+    value = call.get("value")
+    graph = call.get("graph")
+    if type(graph) is int:
+        with _disable_current_modes(), torch._C.DisableTorchFunction():
+            value = _attach_graph(session, graph, value, (args, kwargs))
+    return value
+
+
+def beside(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` run where the student's objects among ``args`` live: in their worker when they are
+    :class:`Remote` (``fn``, a module-level function of the autograder, is imported there by name), else here.
+
+    For facts that only the student's process can see (the type of an autograd node, say). What comes back is
+    plain data reported by the student's process: a student who rewrites it can forge it (docs/security.md).
+    """
+    session = next((a._session for a in (*args, *kwargs.values()) if type(a) is Remote), None)
+    if session is None:
+        return fn(*args, **kwargs)
+    return _call(session, by_name(fn), args, kwargs)
+
+
+def _add_ops(ops):
+    record = oprecorder.open_record()
+    if record is None or type(ops) is not dict:
+        return
+    for call in ops.get("calls", [])[:100_000]:
+        if type(call) is list and len(call) == 2:
+            record.calls.append((str(call[0]), str(call[1])))
+    record.kernels.extend(str(k) for k in ops.get("kernels", [])[:100_000])
+
+
+# ------------------------------------------------------------------ autograd across the pipe
+
+def _tensors(value, depth=0):
+    if type(value) is torch.Tensor or isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 4 and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v, depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v, depth + 1)
+
+
+class _Link:
+    def __init__(self, session, graph, outputs):
+        self.session, self.graph, self.outputs = session, graph, outputs
+        weakref.finalize(self, session.release, None, graph)
+
+
+class _RemoteGraph(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, link, _anchor, *inputs):
+        ctx.link = link
+        ctx.count = len(inputs)
+        return tuple(o.detach() for o in link.outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        from ..settings import settings
+
+        link = ctx.link
+        answer = link.session.request("backward", link.graph, list(grads), timeout=settings.call_timeout_s)
+        if "raised" in answer:
+            raise rebuilt_exception(answer["raised"])
+        received = answer.get("ok")
+        if type(received) is not list or len(received) != ctx.count:
+            raise WorkerLost("the worker sent gradients that do not match the inputs")
+        return (None, None, *received)
+
+
+def _attach_graph(session, graph, value, inputs):
+    """``value`` with its gradient-carrying tensors replaced by outputs of a node whose backward is remote."""
+    outputs = [t for t in _tensors(value) if t.requires_grad]
+    if not outputs or not torch.is_grad_enabled():
+        session.release(graph=graph)
+        for t in outputs:
+            t.requires_grad_(False)
+        return value
+    for t in outputs:
+        t.requires_grad_(False)
+    grad_inputs = [t for t in _tensors(inputs) if t.requires_grad]
+    anchor = torch.empty(0, requires_grad=True)
+    link = _Link(session, graph, outputs)
+    linked = _RemoteGraph.apply(link, anchor, *grad_inputs)
+    swap = {id(o): n for o, n in zip(outputs, linked)}
+    return _swap(value, swap)
+
+
+def _swap(value, swap, depth=0):
+    if isinstance(value, torch.Tensor):
+        return swap.get(id(value), value)
+    if depth < 4 and type(value) in (list, tuple):
+        return type(value)(_swap(v, swap, depth + 1) for v in value)
+    if depth < 4 and type(value) is dict:
+        return {k: _swap(v, swap, depth + 1) for k, v in value.items()}
+    return value
+
+
+@contextlib.contextmanager
+def no_session():
+    yield

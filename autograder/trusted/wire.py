@@ -1,0 +1,282 @@
+"""Plain data across the pipe between the grader and the student's worker.
+
+A message is one frame: an 8-byte length, a JSON header, then raw buffers. The header
+describes the value as tagged JSON; tensors, arrays and bytes point into the buffers.
+Nothing is unpickled and no class is looked up by a name the sender chose, except
+the few torch types below, so a hostile sender can send only data: a decoded tensor
+is always an exact ``torch.Tensor`` (``torch.frombuffer`` on a private copy), never a
+subclass; a decoded array an exact ``numpy.ndarray`` of a numeric dtype.
+
+Values the encoder cannot send by value are the caller's business: ``encode`` calls
+``by_reference(value)`` for them, which returns a JSON-able reference (the worker
+keeps the object and sends a handle) or raises :class:`WireError`.
+"""
+
+import json
+import math
+import struct
+
+import numpy as np
+import torch
+
+HEADER = struct.Struct(">QI")      # frame length (after these 12 bytes), header length
+MAX_DEPTH = 64
+MAX_NODES = 1_000_000
+
+_DTYPES = {str(d).removeprefix("torch."): d for d in (
+    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
+    torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
+_NUMPY_KINDS = "biufc"             # bool, int, uint, float, complex: never object, string or void
+
+
+class WireError(ValueError):
+    """A value that cannot cross, or a frame that is not well formed."""
+
+
+# ------------------------------------------------------------------ encoding
+
+def encode(value, by_reference=None):
+    """``bytes`` of one frame holding ``value``."""
+    buffers = []
+    header = json.dumps(_encode(value, buffers, by_reference, 0), allow_nan=True,
+                        separators=(",", ":")).encode()
+    body = b"".join(buffers)
+    return HEADER.pack(len(header) + len(body), len(header)) + header + body
+
+
+def _buffer(buffers, data):
+    buffers.append(data)
+    return len(buffers) - 1
+
+
+def _tensor_bytes(t):
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    t = t.contiguous().reshape(-1)
+    if t.dtype == torch.bool:
+        t = t.to(torch.uint8)
+    return t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+
+
+def _encode(value, buffers, by_reference, depth):
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else {"f": repr(value)}
+    if kind in (list, tuple):
+        return {"L" if kind is list else "T": [_encode(v, buffers, by_reference, depth + 1) for v in value]}
+    if kind is dict:
+        return {"D": [[_encode(k, buffers, by_reference, depth + 1), _encode(v, buffers, by_reference, depth + 1)]
+                      for k, v in value.items()]}
+    if isinstance(value, torch.Tensor) and (kind is torch.Tensor or kind is torch.nn.Parameter):
+        if value.dtype not in _DTYPES.values() or value.is_sparse or value.is_quantized:
+            raise WireError(f"a tensor of dtype {value.dtype} / layout {value.layout} cannot be sent")
+        return {"t": _buffer(buffers, _tensor_bytes(value)), "dtype": str(value.dtype).removeprefix("torch."),
+                "shape": list(value.shape), "grad": bool(value.requires_grad), "device": str(value.device)}
+    if kind is torch.Size:
+        return {"S": list(value)}
+    if kind is torch.dtype:
+        return {"dtype": str(value).removeprefix("torch.")}
+    if kind is torch.device:
+        return {"device": str(value)}
+    if kind is bytes:
+        return {"b": _buffer(buffers, value), "size": len(value)}
+    if kind is complex:
+        return {"c": [value.real, value.imag]}
+    if kind is slice:
+        return {"slice": [_encode(v, buffers, by_reference, depth + 1) for v in (value.start, value.stop, value.step)]}
+    if value is Ellipsis:
+        return {"E": 1}
+    if kind is np.ndarray and value.dtype.kind in _NUMPY_KINDS:
+        data = value.copy(order="C")
+        return {"a": _buffer(buffers, data.tobytes()), "dtype": data.dtype.str, "shape": list(data.shape)}
+    if isinstance(value, np.generic) and value.dtype.kind in _NUMPY_KINDS:
+        return {"n": value.dtype.str, "v": _encode(value.item(), buffers, by_reference, depth + 1)}
+    if by_reference is None:
+        raise WireError(f"a {kind.__name__} cannot be sent as plain data")
+    return {"R": by_reference(value)}
+
+
+# ------------------------------------------------------------------ decoding
+
+def read_frame(stream, max_bytes):
+    """One frame's bytes from a binary stream; ``EOFError`` when the stream ends first."""
+    head = _read_exactly(stream, HEADER.size)
+    length, header_length = HEADER.unpack(head)
+    if length > max_bytes:
+        raise WireError(f"a message of {length} bytes is over the limit of {max_bytes}")
+    if header_length > length:
+        raise WireError("malformed frame")
+    return head + _read_exactly(stream, length)
+
+
+def _read_exactly(stream, n):
+    parts, got = [], 0
+    while got < n:
+        chunk = stream.read(n - got)
+        if not chunk:
+            raise EOFError("the other side closed the pipe")
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def decode(frame, from_reference=None):
+    """The value in one frame. ``from_reference(ref)`` turns a reference into an object (default: refused)."""
+    length, header_length = HEADER.unpack_from(frame)
+    if len(frame) != HEADER.size + length or header_length > length:
+        raise WireError("malformed frame")
+    start = HEADER.size
+    try:
+        header = json.loads(frame[start:start + header_length])
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise WireError(f"malformed header: {error}") from None
+    body = memoryview(frame)[start + header_length:]
+    return _Decoder(body, from_reference).value(header, 0)
+
+
+class _Decoder:
+    def __init__(self, body, from_reference):
+        self.body = body
+        self.offset = 0
+        self.nodes = 0
+        self.from_reference = from_reference
+        self.seen = {}
+
+    def chunk(self, index, size):
+        """The bytes of buffer ``index``: buffers come in order, each once, so offsets follow from sizes."""
+        if type(index) is not int or index != len(self.seen) or size < 0:
+            raise WireError("buffers out of order")
+        end = self.offset + size
+        if end > len(self.body):
+            raise WireError("a buffer runs past the end of the message")
+        data = bytearray(self.body[self.offset:end])
+        self.seen[index] = size
+        self.offset = end
+        return data
+
+    def value(self, node, depth):
+        self.nodes += 1
+        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
+            raise WireError("message too large or nested too deeply")
+        if node is None or type(node) in (bool, int, float, str):
+            return node
+        if type(node) is not dict or not node:
+            raise WireError(f"unexpected {type(node).__name__} in a message")
+        if "L" in node:
+            return [self.value(v, depth + 1) for v in _list(node["L"])]
+        if "T" in node:
+            return tuple(self.value(v, depth + 1) for v in _list(node["T"]))
+        if "D" in node:
+            out = {}
+            for pair in _list(node["D"]):
+                if type(pair) is not list or len(pair) != 2:
+                    raise WireError("malformed dict entry")
+                key = self.value(pair[0], depth + 1)
+                if type(key) not in (str, int, float, bool, tuple) and key is not None:
+                    raise WireError(f"a dict key may not be a {type(key).__name__}")
+                out[key] = self.value(pair[1], depth + 1)
+            return out
+        if "t" in node:
+            return self.tensor(node)
+        if "a" in node:
+            return self.array(node)
+        if "f" in node:
+            if node["f"] not in ("nan", "inf", "-inf"):
+                raise WireError("malformed float")
+            return float(node["f"])
+        if "S" in node:
+            return torch.Size(_ints(node["S"]))
+        if "dtype" in node:
+            return _dtype(node["dtype"])
+        if "device" in node:
+            return torch.device(_str(node["device"]))
+        if "b" in node:
+            size = _int(node.get("size", -1))
+            return bytes(self.chunk(node["b"], size))
+        if "c" in node:
+            re_, im = _list(node["c"]) if len(node["c"]) == 2 else (None, None)
+            if type(re_) not in (int, float) or type(im) not in (int, float):
+                raise WireError("malformed complex")
+            return complex(re_, im)
+        if "slice" in node:
+            parts = [self.value(v, depth + 1) for v in _list(node["slice"])]
+            if len(parts) != 3 or any(p is not None and type(p) is not int for p in parts):
+                raise WireError("malformed slice")
+            return slice(*parts)
+        if "E" in node:
+            return Ellipsis
+        if "n" in node:
+            kind = np.dtype(_str(node["n"]))
+            if kind.kind not in _NUMPY_KINDS:
+                raise WireError("a numpy scalar of that dtype cannot be received")
+            return kind.type(self.value(node["v"], depth + 1))
+        if "R" in node:
+            if self.from_reference is None:
+                raise WireError("references are not accepted here")
+            return self.from_reference(node["R"])
+        raise WireError(f"unknown tag in a message: {sorted(node)[:3]}")
+
+    def tensor(self, node):
+        dtype = _dtype(node.get("dtype"))
+        shape = _ints(node.get("shape"))
+        numel = math.prod(shape)
+        stored = torch.uint8 if dtype == torch.bool else dtype
+        size = numel * torch.empty((), dtype=stored).element_size()
+        data = self.chunk(node["t"], size)
+        if numel == 0:
+            out = torch.empty(shape, dtype=dtype)
+        else:
+            out = torch.frombuffer(data, dtype=stored).reshape(shape)
+            if dtype == torch.bool:
+                out = out.to(torch.bool)
+        device = torch.device(_str(node.get("device", "cpu")))
+        if device.type != "cpu":
+            out = out.to(device)
+        if node.get("grad") is True and (dtype.is_floating_point or dtype.is_complex):
+            out.requires_grad_(True)
+        return out
+
+    def array(self, node):
+        kind = np.dtype(_str(node.get("dtype")))
+        if kind.kind not in _NUMPY_KINDS:
+            raise WireError("an array of that dtype cannot be received")
+        shape = _ints(node.get("shape"))
+        data = self.chunk(node["a"], math.prod(shape) * kind.itemsize)
+        return np.frombuffer(data, dtype=kind).reshape(shape)
+
+
+def _list(value):
+    if type(value) is not list:
+        raise WireError("malformed message")
+    return value
+
+
+def _int(value):
+    if type(value) is not int:
+        raise WireError("malformed message")
+    return value
+
+
+def _ints(value):
+    values = _list(value)
+    if len(values) > 64 or any(type(v) is not int or v < 0 for v in values):
+        raise WireError("malformed shape")
+    return values
+
+
+def _str(value):
+    if type(value) is not str or len(value) > 64:
+        raise WireError("malformed message")
+    return value
+
+
+def _dtype(name):
+    try:
+        return _DTYPES[name]
+    except (KeyError, TypeError):
+        raise WireError(f"unknown dtype {name!r}") from None

@@ -1,0 +1,246 @@
+"""The student's side of trusted grading: runs the notebook's code, answers calls with plain data.
+
+Started by the grader inside the sandbox (``python -m autograder.trusted.worker``), it
+moves its pipes off file descriptors 0 and 1 before any student code runs, then serves
+requests one at a time: run a cell, look up a name, call a function, read an attribute,
+run a backward pass. Everything it sends back is plain data (``wire``); any other object
+stays here and the grader gets a handle to it.
+
+Nothing here is trusted by the grader: the student's code runs in this process and can
+change any of it. The grader judges only the data that comes back, times calls with its
+own clock, and kills this process when an answer is late.
+
+Every call of a student function runs under the op recorder, so a call cannot tell
+whether its ops are being counted: they always are.
+"""
+
+import builtins
+import contextlib
+import importlib
+import os
+import sys
+import traceback
+
+HANDLE_TYPES_SHOWN = 8          # the classes of a handle's MRO sent with it (for isinstance on the grader's side)
+MAX_MESSAGE = 1 << 30
+
+
+def _move_pipes():
+    """The protocol's pipes, moved off fds 0 and 1; student output then goes nowhere that matters."""
+    reader = os.fdopen(os.dup(0), "rb", buffering=0)
+    writer = os.fdopen(os.dup(1), "wb", buffering=0)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    return reader, writer
+
+
+class Worker:
+    def __init__(self, reader, writer):
+        import torch
+
+        from autograder.oprecorder import record_ops
+        from autograder.student import BoundedText
+        from autograder.trusted import wire
+
+        self.torch, self.wire, self.record_ops, self.BoundedText = torch, wire, record_ops, BoundedText
+        self.reader, self.writer = reader, writer
+        self.handles = {}
+        self.graphs = {}
+        self.next_id = 1
+        self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        self.shell = None
+
+    # ---------------------------------------------------------------- plain data and handles
+
+    def keep(self, obj):
+        handle = self.next_id
+        self.next_id += 1
+        self.handles[handle] = obj
+        kind = type(obj)
+        mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))][:HANDLE_TYPES_SHOWN]
+        return {"h": handle, "type": kind.__qualname__, "mro": mro, "callable": callable(obj)}
+
+    def encode(self, value):
+        return self.wire.encode(_plain(value, self.torch), self.keep)
+
+    def from_reference(self, ref):
+        if type(ref) is not dict:
+            raise self.wire.WireError("malformed reference")
+        if "h" in ref:
+            return self.handles[ref["h"]]
+        name = ref.get("name")
+        module, _, qualname = str(name).partition(":")
+        target = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+        return target
+
+    # ---------------------------------------------------------------- requests
+
+    def serve(self):
+        while True:
+            try:
+                frame = self.wire.read_frame(self.reader, MAX_MESSAGE)
+            except EOFError:
+                return
+            op = None
+            try:
+                op, *args = self.wire.decode(frame, self.from_reference)
+                reply = {"ok": getattr(self, f"op_{op}")(*args)}
+            except BaseException as error:  # noqa: BLE001 - every failure is the grader's to judge
+                if isinstance(error, (SystemExit, KeyboardInterrupt)) and op not in ("call", "cell", "times"):
+                    raise
+                reply = {"raised": _described(error)}
+            try:
+                frame = self.encode(reply)
+            except Exception as error:  # noqa: BLE001
+                frame = self.encode({"raised": _described(error)})
+            self.writer.write(frame)
+
+    def op_cell(self, source):
+        """Run one code cell as a kernel would; return what it printed and the error, if any."""
+        if self.shell is None:
+            from IPython.core.interactiveshell import InteractiveShell
+            from traitlets.config import Config
+
+            config = Config()
+            config.HistoryManager.enabled = False
+            self.shell = InteractiveShell.instance(config=config, user_ns=self.namespace)
+        sink = self.BoundedText(20_000)
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            result = self.shell.run_cell(source, store_history=False)
+        error = result.error_before_exec or result.error_in_exec
+        return {"output": sink.text(), "error": None if error is None else _described(error)}
+
+    def op_lookup(self, name):
+        if name not in self.namespace:
+            raise NameError(f"name '{name}' is not defined")
+        return self.namespace[name]
+
+    def op_getattr(self, obj, name):
+        return getattr(obj, name)
+
+    def op_setattr(self, obj, name, value):
+        setattr(obj, name, value)
+
+    def op_len(self, obj):
+        return len(obj)
+
+    def op_getitem(self, obj, key):
+        return obj[key]
+
+    def op_iter(self, obj):
+        return iter(obj)
+
+    def op_next(self, iterator, count):
+        items = []
+        for _ in range(count):
+            try:
+                items.append(next(iterator))
+            except StopIteration:
+                return items, True
+        return items, False
+
+    def op_repr(self, obj):
+        return repr(obj)[:2000]
+
+    def op_release(self, handles, graphs):
+        for h in handles:
+            self.handles.pop(h, None)
+        for g in graphs:
+            self.graphs.pop(g, None)
+
+    def op_call(self, fn, args, kwargs):
+        """``fn(*args, **kwargs)`` under the op recorder; the graph is kept when the output needs a gradient."""
+        torch = self.torch
+        sink = self.BoundedText(20_000)
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            with self.record_ops() as record:
+                try:
+                    value = fn(*args, **kwargs)
+                except BaseException as error:  # noqa: BLE001
+                    return {"raised": _described(error), "output": sink.text(), "ops": _ops(record)}
+        graph = None
+        leaves = [t for t in _tensors((args, kwargs)) if t.requires_grad and t.is_leaf]
+        outputs = [t for t in _tensors(value) if t.requires_grad]
+        if outputs and torch.is_grad_enabled():
+            graph = self.next_id
+            self.next_id += 1
+            self.graphs[graph] = (outputs, leaves)
+        return {"value": value, "output": sink.text(), "ops": _ops(record), "graph": graph}
+
+    def op_backward(self, graph, grads):
+        """Backward from the outputs of a kept call; the inputs' gradients come back (parameters keep theirs)."""
+        outputs, leaves = self.graphs[graph]
+        for leaf in leaves:
+            leaf.grad = None
+        pairs = [(o, g) for o, g in zip(outputs, grads) if g is not None]
+        if pairs:
+            self.torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs], retain_graph=True)
+        return [leaf.grad for leaf in leaves]
+
+    def op_times(self, fn, template, count, threads):
+        """``fn`` on ``count`` fresh variants of ``template`` (``timing.variant``), under the recorder as every call;
+        the grader holds the clock and checks every result against a clean process's baseline."""
+        from autograder.timing import variant
+
+        torch = self.torch
+        previous = torch.get_num_threads()
+        if threads:
+            torch.set_num_threads(threads)
+        results = []
+        try:
+            with torch.no_grad(), self.record_ops():
+                for k in range(count):
+                    results.append(fn(*variant(template, k)))
+                if any(t.device.type == "cuda" for t in _tensors(template)):
+                    torch.cuda.synchronize()
+        finally:
+            torch.set_num_threads(previous)
+        return results
+
+
+def _plain(value, torch, depth=0):
+    """``value`` with every tensor subclass replaced by a plain tensor of its data (a subclass is code, not data)."""
+    if isinstance(value, torch.Tensor) and type(value) not in (torch.Tensor, torch.nn.Parameter):
+        with torch._C.DisableTorchFunctionSubclass():
+            return value.as_subclass(torch.Tensor)
+    if depth < 32 and type(value) in (list, tuple):
+        return type(value)(_plain(v, torch, depth + 1) for v in value)
+    if depth < 32 and type(value) is dict:
+        return {k: _plain(v, torch, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _tensors(value, depth=0):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 4 and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v, depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v, depth + 1)
+
+
+def _ops(record):
+    return {"calls": [list(c) for c in record.calls[:100_000]], "kernels": record.kernels[:100_000]}
+
+
+def _described(error):
+    return {"type": type(error).__name__[:100], "message": str(error)[:4000],
+            "traceback": "".join(traceback.format_exception(error)[-6:])[-4000:]}
+
+
+def main():
+    reader, writer = _move_pipes()
+    sys.argv = ["worker"]
+    Worker(reader, writer).serve()
+
+
+if __name__ == "__main__":
+    main()
