@@ -19,6 +19,7 @@ checks take ``Remote`` objects where they took the student's own, through the sa
 
 import builtins
 import contextlib
+import functools
 import os
 import select
 import time
@@ -69,6 +70,7 @@ class Session:
         self._stop = stop
         self._spawn = spawn       # starts another worker the same way: the clean twin that times baselines
         self._twin = None
+        self._callbacks = {}      # the grader's functions passed to student code, by number
         self._fd_in = proc.stdin.fileno()
         self._fd_out = proc.stdout.fileno()
         self._released = ([], [])
@@ -93,9 +95,7 @@ class Session:
         deadline = time.monotonic() + timeout
         try:
             self._write(frame, deadline)
-            reply = self._read_frame(deadline)
-            with _disable_current_modes(), torch._C.DisableTorchFunction():
-                answer = wire.decode(reply, self._remote)
+            answer = self._answer(deadline)
         except (wire.WireError, EOFError, OSError, TimeoutError) as error:
             self.close(f"{type(error).__name__}: {error}" if not isinstance(error, TimeoutError) else str(error))
             raise WorkerLost(self.lost) from None
@@ -121,6 +121,30 @@ class Session:
             parts.append(chunk)
             got += len(chunk)
         return b"".join(parts)
+
+    def _answer(self, deadline):
+        """The next answer; the grader's functions that student code calls meanwhile (callbacks) are served."""
+        while True:
+            with _disable_current_modes(), torch._C.DisableTorchFunction():
+                message = wire.decode(self._read_frame(deadline), self._remote)
+            if type(message) is not dict or "callback" not in message:
+                return message
+            started = time.monotonic()
+            reply = self._serve_callback(message)
+            with _disable_current_modes(), torch._C.DisableTorchFunction():
+                frame = wire.encode(reply, self._reference)
+            deadline += time.monotonic() - started    # the grader's own time does not count against the student
+            self._write(frame, deadline)
+
+    def _serve_callback(self, message):
+        fn = self._callbacks.get(message.get("callback"))
+        args, kwargs = message.get("args"), message.get("kwargs")
+        if fn is None or type(args) is not tuple or type(kwargs) is not dict:
+            return {"raised": {"type": "TypeError", "message": "no such function of the grader"}}
+        try:
+            return {"ok": fn(*args, **kwargs)}
+        except Exception as error:  # noqa: BLE001 - reported to the student's code as an exception
+            return {"raised": {"type": type(error).__name__, "message": str(error)[:2000]}}
 
     def _read_frame(self, deadline):
         head = self._read_exactly(wire.HEADER.size, deadline)
@@ -167,6 +191,14 @@ class Session:
             return {"h": obj._handle}
         if isinstance(obj, _Named):
             return {"name": obj.name}
+        if isinstance(obj, Callback):
+            self._callbacks[id(obj)] = obj
+            return {"cb": id(obj), "name": obj.__name__}
+        if type(obj) is functools.partial and _importable_name(obj.func):
+            return {"name": _importable_name(obj.func), "args": tuple(obj.args), "kwargs": dict(obj.keywords)}
+        if isinstance(obj, torch.nn.Module) and _stateless_torch_module(obj):
+            return {"name": _importable_name(type(obj)), "module": {
+                k: v for k, v in vars(obj).items() if not k.startswith("_") and type(v) in (bool, int, float, str)}}
         name = _importable_name(obj)
         if name and name.split(":")[0].split(".")[0] in ("torch", "math", "builtins") and isinstance(obj, (type, _FUNCTION_TYPES)):
             return {"name": name}
@@ -211,6 +243,29 @@ class _Named:
 
     def __init__(self, name):
         self.name = name
+
+
+class Callback:
+    """A function of the grader's that student code may call (a data source, say): called here, it runs; passed to
+    a student function in a worker, each call there comes back over the pipe with plain data, runs here, and its
+    plain result goes back. Its state (a call count) stays here, where the check reads it."""
+
+    def __init__(self, fn, name=None):
+        self.fn = fn
+        self.__name__ = name or getattr(fn, "__name__", "callback")
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return repr(self.fn)
+
+
+def _stateless_torch_module(module):
+    """A torch.nn module of torch's own (an activation) with no parameters, buffers, submodules or hooks."""
+    return (type(module).__module__.startswith("torch.nn.") and _importable_name(type(module)) is not None
+            and not module._parameters and not module._buffers and not module._modules
+            and not module._forward_hooks and not module._forward_pre_hooks)
 
 
 def by_name(obj):

@@ -8,8 +8,9 @@ is always an exact ``torch.Tensor`` (``torch.frombuffer`` on a private copy), ne
 subclass; a decoded array an exact ``numpy.ndarray`` of a numeric dtype.
 
 Values the encoder cannot send by value are the caller's business: ``encode`` calls
-``by_reference(value)`` for them, which returns a JSON-able reference (the worker
-keeps the object and sends a handle) or raises :class:`WireError`.
+``by_reference(value)`` for them, which returns a reference, a ``{str: plain data}`` dict
+(a handle to an object the worker keeps, say), or raises :class:`WireError`; the other
+side's ``from_reference`` turns the decoded dict back into an object.
 """
 
 import json
@@ -98,7 +99,8 @@ def _encode(value, buffers, by_reference, depth):
         return {"n": value.dtype.str, "v": _encode(value.item(), buffers, by_reference, depth + 1)}
     if by_reference is None:
         raise WireError(f"a {kind.__name__} cannot be sent as plain data")
-    return {"R": by_reference(value)}
+    ref = by_reference(value)
+    return {"R": {str(k): _encode(v, buffers, None, depth + 1) for k, v in ref.items()}}
 
 
 # ------------------------------------------------------------------ decoding
@@ -218,7 +220,9 @@ class _Decoder:
         if "R" in node:
             if self.from_reference is None:
                 raise WireError("references are not accepted here")
-            return self.from_reference(node["R"])
+            if type(node["R"]) is not dict:
+                raise WireError("malformed reference")
+            return self.from_reference({k: self.value(v, depth + 1) for k, v in node["R"].items()})
         raise WireError(f"unknown tag in a message: {sorted(node)[:3]}")
 
     def tensor(self, node):

@@ -66,16 +66,30 @@ class Worker:
         return self.wire.encode(_plain(value, self.torch), self.keep)
 
     def from_reference(self, ref):
-        if type(ref) is not dict:
-            raise self.wire.WireError("malformed reference")
         if "h" in ref:
             return self.handles[ref["h"]]
-        name = ref.get("name")
-        module, _, qualname = str(name).partition(":")
-        target = importlib.import_module(module)
-        for part in qualname.split("."):
-            target = getattr(target, part)
+        if "cb" in ref:
+            return _Callback(self, ref["cb"], str(ref.get("name", "callback")))
+        target = _import(ref.get("name"))
+        if "module" in ref:             # a torch module without parameters (an activation): rebuilt from its fields
+            module = target.__new__(target)
+            self.torch.nn.Module.__init__(module)
+            module.__dict__.update(ref["module"])
+            return module
+        if "args" in ref:               # functools.partial of an autograder or torch function
+            import functools
+
+            return functools.partial(target, *ref["args"], **ref.get("kwargs", {}))
         return target
+
+    def callback(self, number, args, kwargs):
+        """Call the grader's function ``number`` (one it passed as an argument) with plain data; wait for its answer."""
+        self.writer.write(self.encode({"callback": number, "args": args, "kwargs": kwargs}))
+        answer = self.wire.decode(self.wire.read_frame(self.reader, MAX_MESSAGE), self.from_reference)
+        if "raised" in answer:
+            raised = answer["raised"]
+            raise RuntimeError(f"the grader's {raised.get('type')}: {raised.get('message')}")
+        return answer.get("ok")
 
     # ---------------------------------------------------------------- requests
 
@@ -200,6 +214,28 @@ class Worker:
         finally:
             torch.set_num_threads(previous)
         return results
+
+
+class _Callback:
+    """A function of the grader's, passed to student code: calling it asks the grader, over the pipe."""
+
+    def __init__(self, worker, number, name):
+        self._worker, self._number, self.__name__ = worker, number, name
+
+    def __call__(self, *args, **kwargs):
+        return self._worker.callback(self._number, args, kwargs)
+
+    def __repr__(self):
+        return f"<{self.__name__}>"
+
+
+def _import(name):
+    """``module:qualname`` -> the object (the module imported first)."""
+    module, _, qualname = str(name).partition(":")
+    target = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def _plain(value, torch, depth=0):
