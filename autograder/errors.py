@@ -23,3 +23,12 @@ def fail(check, message, *, hint=None, **measurements):
     """Raise a :class:`CheckFailure` (a helper, hidden from the traceback)."""
     __tracebackhide__ = True
     raise CheckFailure(check, message, hint=hint, measurements=measurements)
+
+
+class WorkerLost(RuntimeError):
+    """The process running the student's code (the grading worker) died, was stopped after a deadline, or sent
+    something that is not a well-formed answer. ``timed_out`` says which of the first two."""
+
+    def __init__(self, message, timed_out=False):
+        super().__init__(message)
+        self.timed_out = timed_out

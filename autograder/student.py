@@ -15,7 +15,7 @@ import traceback
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from .errors import CheckFailure
+from .errors import CheckFailure, WorkerLost
 from .settings import settings
 
 
@@ -115,6 +115,16 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         inputs = _describe_call(args, kwargs)
         raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s.",
                            hint="Look for an infinite loop, or work that grows much faster than the input.") from None
+    except WorkerLost as lost:
+        inputs = _describe_call(args, kwargs)
+        if lost.timed_out:
+            raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s; the process running "
+                                      "your code was stopped.",
+                               hint="Look for an infinite loop, or work that grows much faster than the input.") from None
+        raise CheckFailure(check, f"{name}({inputs}) could not be completed: the process running your code stopped "
+                                  f"answering ({lost}).",
+                           hint="Run that call yourself in the notebook: a crash, os._exit or huge memory use stops "
+                                "the process.") from None
     except NotImplementedError:
         raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).",
                            hint="Replace the `raise NotImplementedError()` line with your code.") from None

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from ..checks import items_of
-from ..errors import CheckFailure
+from ..errors import CheckFailure, WorkerLost
 from ..spec import PendingGPU, run_seed
 
 PASSED, FAILED, PENDING = "passed", "failed", "pending"
@@ -60,6 +60,8 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
         status, message = PENDING, str(pending)
     except CheckFailure as failure:
         status, message, measurements = FAILED, str(failure), failure.measurements
+    except WorkerLost as lost:
+        status, message = FAILED, f"[{item.name}] the process running your code stopped answering: {lost}."
     except Exception:  # noqa: BLE001 - a grader bug must still produce a result
         status, message = FAILED, "internal error in the check:\n" + traceback.format_exc()
     score = item.points if status == PASSED else 0.0

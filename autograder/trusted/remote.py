@@ -29,14 +29,11 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from .. import oprecorder
+from ..errors import WorkerLost
 from . import wire
 
 MAX_REPLY = 1 << 30
 _READ = 1 << 20
-
-
-class WorkerLost(RuntimeError):
-    """The worker died, was killed after a deadline, or sent something that is not a well-formed answer."""
 
 
 class RemoteError(Exception):
@@ -75,6 +72,7 @@ class Session:
         self._fd_out = proc.stdout.fileno()
         self._released = ([], [])
         self.lost = None          # why the worker is gone, once it is
+        self.timed_out = False    # whether it was stopped after a deadline
         self.printed = []         # what the student's code printed during calls (bounded per call)
 
     # ------------------------------------------------------------ transport
@@ -82,7 +80,7 @@ class Session:
     def request(self, op, *args, timeout):
         """Send one request; return the worker's answer (plain data and ``Remote`` objects)."""
         if self.lost:
-            raise WorkerLost(self.lost)
+            raise WorkerLost(self.lost, timed_out=self.timed_out)
         handles, graphs = self._released
         if handles or graphs:
             self._released = ([], [])
@@ -96,11 +94,17 @@ class Session:
         try:
             self._write(frame, deadline)
             answer = self._answer(deadline)
-        except (wire.WireError, EOFError, OSError, TimeoutError) as error:
-            self.close(f"{type(error).__name__}: {error}" if not isinstance(error, TimeoutError) else str(error))
+        except TimeoutError:
+            self.close(f"it did not answer within {timeout:g} s and was stopped", timed_out=True)
+            raise WorkerLost(self.lost, timed_out=True) from None
+        except (EOFError, OSError):
+            self.close("it ended (a crash, os._exit, or running out of memory)")
+            raise WorkerLost(self.lost) from None
+        except wire.WireError as error:
+            self.close(f"it sent a malformed answer ({error})")
             raise WorkerLost(self.lost) from None
         if type(answer) is not dict:
-            self.close("the worker sent something that is not an answer")
+            self.close("it sent something that is not an answer")
             raise WorkerLost(self.lost)
         return answer
 
@@ -153,9 +157,9 @@ class Session:
             raise wire.WireError(f"an answer of {length} bytes is over the limit of {MAX_REPLY}")
         return head + self._read_exactly(length, deadline)
 
-    def close(self, why="closed"):
+    def close(self, why="it was closed", timed_out=False):
         if self.lost is None:
-            self.lost = why
+            self.lost, self.timed_out = why, timed_out
         self._stop(self.proc)
         if self._twin is not None:
             self._twin.close(why)
@@ -208,7 +212,10 @@ class Session:
         if type(ref) is not dict or type(ref.get("h")) is not int:
             raise wire.WireError("malformed handle")
         mro = ref.get("mro") if type(ref.get("mro")) is list else []
-        return Remote(self, ref["h"], str(ref.get("type", "object"))[:200], [str(m)[:200] for m in mro[:8]])
+        remote = Remote(self, ref["h"], str(ref.get("type", "object"))[:200], [str(m)[:200] for m in mro[:8]])
+        object.__setattr__(remote, "_name", str(ref.get("name") or "")[:200])
+        object.__setattr__(remote, "_signature", _rebuilt_signature(ref.get("signature")))
+        return remote
 
     def release(self, handle=None, graph=None):
         if handle is not None:
@@ -284,6 +291,20 @@ def _wait(fd, deadline, write=False):
 
 # ------------------------------------------------------------------ proxies
 
+def _rebuilt_signature(described):
+    """An ``inspect.Signature`` from the worker's ``[[name, kind, has_default]]`` (names only: for messages)."""
+    import inspect
+
+    if type(described) is not list:
+        return None
+    try:
+        return inspect.Signature([inspect.Parameter(str(name), inspect._ParameterKind(kind),
+                                                    default=None if has_default else inspect.Parameter.empty)
+                                  for name, kind, has_default in described])
+    except (TypeError, ValueError):
+        return None
+
+
 def _local_class(mro):
     """The first class of the remote MRO that exists here by name in torch (never a tensor class)."""
     for name in mro:
@@ -310,7 +331,7 @@ def _resolve(module, qualname):
 class Remote:
     """An object in the worker. Attribute reads, calls, ``len``, indexing and iteration go over the pipe."""
 
-    __slots__ = ("_session", "_handle", "_type", "_mro", "__weakref__")
+    __slots__ = ("_session", "_handle", "_type", "_mro", "_name", "_signature", "__weakref__")
 
     def __init__(self, session, handle, type_name, mro):
         object.__setattr__(self, "_session", session)
@@ -333,7 +354,11 @@ class Remote:
 
     def __getattr__(self, name):
         if name in ("__name__", "__qualname__"):
-            return self._type
+            return self._name or self._type
+        if name == "__signature__":
+            if self._signature is None:
+                raise AttributeError(name)
+            return self._signature
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return self._ask("getattr", name)
@@ -378,12 +403,29 @@ def _call(session, target, args, kwargs):
         session.printed.append(str(call["output"])[:2000])
     if "raised" in call:
         raise rebuilt_exception(call["raised"])
+    _write_back(call.get("changed"), (args, kwargs))
     value = call.get("value")
     graph = call.get("graph")
     if type(graph) is int:
         with _disable_current_modes(), torch._C.DisableTorchFunction():
             value = _attach_graph(session, graph, value, (args, kwargs))
     return value
+
+
+def _write_back(changed, inputs):
+    """The worker changed some input tensors in place: change the grader's too, so that the caller sees it
+    (``call_student`` tells the student their function modified its input)."""
+    if type(changed) is not dict or not changed:
+        return
+    tensors = list(_tensors(inputs))
+    with torch.no_grad(), _disable_current_modes(), torch._C.DisableTorchFunction():
+        for index, value in changed.items():
+            if type(index) is int and 0 <= index < len(tensors) and type(value) is torch.Tensor:
+                target = tensors[index]
+                if target.shape == value.shape and target.dtype == value.dtype:
+                    target.copy_(value)
+                else:
+                    target.data = value.to(target.device)
 
 
 def beside(fn, *args, **kwargs):

@@ -60,7 +60,8 @@ class Worker:
         self.handles[handle] = obj
         kind = type(obj)
         mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))][:HANDLE_TYPES_SHOWN]
-        return {"h": handle, "type": kind.__qualname__, "mro": mro, "callable": callable(obj)}
+        return {"h": handle, "type": kind.__qualname__, "mro": mro, "callable": callable(obj),
+                "name": str(getattr(obj, "__qualname__", "") or "")[:200], "signature": _signature(obj)}
 
     def encode(self, value):
         return self.wire.encode(_plain(value, self.torch), self.keep)
@@ -170,12 +171,17 @@ class Worker:
         """``fn(*args, **kwargs)`` under the op recorder; the graph is kept when the output needs a gradient."""
         torch = self.torch
         sink = self.BoundedText(20_000)
+        inputs = list(_tensors((args, kwargs)))
+        with torch.no_grad():
+            before = [(t.detach().clone(), t._version, tuple(t.shape)) for t in inputs]
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             with self.record_ops() as record:
                 try:
                     value = fn(*args, **kwargs)
                 except BaseException as error:  # noqa: BLE001
                     return {"raised": _described(error), "output": sink.text(), "ops": _ops(record)}
+        changed = {i: t.detach() for i, (t, (copy, version, shape)) in enumerate(zip(inputs, before))
+                   if t._version != version or tuple(t.shape) != shape or not _same_values(t, copy)}
         graph = None
         leaves = [t for t in _tensors((args, kwargs)) if t.requires_grad and t.is_leaf]
         outputs = [t for t in _tensors(value) if t.requires_grad]
@@ -183,7 +189,7 @@ class Worker:
             graph = self.next_id
             self.next_id += 1
             self.graphs[graph] = (outputs, leaves)
-        return {"value": value, "output": sink.text(), "ops": _ops(record), "graph": graph}
+        return {"value": value, "output": sink.text(), "ops": _ops(record), "graph": graph, "changed": changed}
 
     def op_backward(self, graph, grads):
         """Backward from the outputs of a kept call; the inputs' gradients come back (parameters keep theirs)."""
@@ -261,6 +267,25 @@ def _tensors(value, depth=0):
     elif depth < 4 and isinstance(value, dict):
         for v in value.values():
             yield from _tensors(v, depth + 1)
+
+
+def _signature(obj):
+    """``[[name, kind, has_default]]`` of a callable's parameters (for the grader's messages), or ``None``."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(obj).parameters.values() if callable(obj) else None
+    except (TypeError, ValueError):
+        return None
+    return None if parameters is None else [[p.name, int(p.kind), p.default is not p.empty] for p in parameters][:64]
+
+
+def _same_values(a, b):
+    import torch
+
+    with torch.no_grad():
+        return a.shape == b.shape and bool(torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                                                 and torch.equal(a.nan_to_num(), b.nan_to_num())))
 
 
 def _ops(record):
