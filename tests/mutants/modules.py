@@ -146,6 +146,21 @@ def mlp_reusing_layers_of_equal_size(sizes, activation=torch.nn.ReLU):
     return torch.nn.Sequential(*layers)
 
 
+def mlp_tying_weights_of_equal_size(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("need two sizes")
+    first, layers = {}, []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(activation())
+        layer = torch.nn.Linear(n_in, n_out)
+        if (n_in, n_out) in first:
+            layer.weight = first[n_in, n_out].weight          # its own module, but one weight for equal sizes
+        first.setdefault((n_in, n_out), layer)
+        layers.append(layer)
+    return torch.nn.Sequential(*layers)
+
+
 # ---------------------------------------------------------------------- fit
 
 
@@ -345,6 +360,8 @@ MUTANTS = {
     "make_mlp without biases": ({"make_mlp": mlp_without_bias}, {"check_make_mlp_structure"}),
     "make_mlp reusing one Linear for layers of equal size": ({"make_mlp": mlp_reusing_layers_of_equal_size},
                                                               {"check_make_mlp_structure"}),
+    "make_mlp tying the weights of layers of equal size": ({"make_mlp": mlp_tying_weights_of_equal_size},
+                                                            {"check_make_mlp_structure"}),
     "fit without zero_grad": ({"fit": fit_without_zero_grad}, {"check_fit_matches_sgd"}),
     "fit on the sum of squares": ({"fit": fit_sum_of_squares}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
     "fit with momentum": ({"fit": fit_with_momentum}, {"check_fit_matches_sgd"}),

@@ -9,6 +9,7 @@ checkpoint and a device move rely on. ``fit`` is compared step for step with
 """
 
 import copy
+import functools
 import io
 
 import torch
@@ -19,8 +20,10 @@ from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_no_forbidden_ops
 from ...student import call_student, describe, raises_from_student
 from ...spec import current_check, graded
+from ...trusted.remote import Remote, beside
 from . import batchnorm_oracle as oracle
 from . import normalizer_state as state
+from . import probes
 
 PARAMETER_HINT = ("Register a and b as parameters: `self.a = torch.nn.Parameter(torch.randn(1))` in __init__, "
                   "after `super().__init__()`. A plain tensor attribute, or a Parameter kept in a Python list, is "
@@ -37,7 +40,7 @@ def _new_affine(check, Affine):
     __tracebackhide__ = True
     module = call_student(check, Affine, what="Affine")
     if not isinstance(module, torch.nn.Module):
-        raise CheckFailure(check, f"Affine() is a {type(module).__name__}, not a torch.nn.Module.",
+        raise CheckFailure(check, f"Affine() is a {probes.type_name(module)}, not a torch.nn.Module.",
                            hint="Subclass torch.nn.Module and call super().__init__() first.")
     return module
 
@@ -57,10 +60,9 @@ def _tensor_attribute(check, module, name):
 
 def _set_values(check, module, a, b):
     __tracebackhide__ = True
-    with torch.no_grad():
-        for name, value in (("a", a), ("b", b)):
-            target = _tensor_attribute(check, module, name)
-            target.copy_(torch.tensor([value], dtype=target.dtype))
+    for name in ("a", "b"):
+        _tensor_attribute(check, module, name)
+    beside(probes.set_values, module, {"a": a, "b": b})    # in place, in the student's module
 
 
 @graded(2)
@@ -129,8 +131,7 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
     for i in range(cases):
         a, b = (float(v) for v in torch.randn(2, generator=gen))
         _set_values(check, module, a, b)
-        for name in ("a", "b"):
-            getattr(module, name).grad = None
+        beside(probes.clear_grads, module, ("a", "b"))
         x = _affine_input(gen, i)
         out = call_student(check, module, x, what="Affine()")
         upstream = torch.randn(out.shape, generator=gen)
@@ -141,8 +142,9 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
                                hint="Compute forward with tensor operations on self.a and self.b; no .item(), "
                                     ".data or .detach().") from None
         expected = {"a": (upstream.double() * x.double()).sum().reshape(1), "b": upstream.double().sum().reshape(1)}
+        accumulated = beside(probes.grads, module, ("a", "b"))     # .grad as the student's module holds it
         for name in ("a", "b"):
-            grad = getattr(module, name).grad
+            grad = accumulated[name]
             if grad is None:
                 raise CheckFailure(check, f"after backward through Affine()(x), {name}.grad is None: the gradient "
                                           f"does not reach {name}. Input: x = {describe(x)}",
@@ -162,7 +164,7 @@ def check_affine_round_trips(Affine, *, seed=0):
     module = _new_affine(check, Affine)
     a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
     _set_values(check, module, a, b)
-    state = module.state_dict()
+    state = probes.state_of(module)
     if sorted(state) != ["a", "b"]:
         raise CheckFailure(check, f"Affine().state_dict() has keys {sorted(state)}; expected ['a', 'b'], so a "
                                   "checkpoint would not save the module.", hint=PARAMETER_HINT)
@@ -217,7 +219,7 @@ def _call_text(sizes, activation):
 def _layer_text(layer):
     if isinstance(layer, torch.nn.Linear):
         return f"Linear({layer.in_features}, {layer.out_features}{'' if layer.bias is not None else ', bias=False'})"
-    return type(layer).__name__
+    return probes.type_name(layer)
 
 
 def _expected_layers(sizes, activation):
@@ -243,9 +245,10 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
         model = _build(check, make_mlp, sizes, activation)
         call = _call_text(sizes, activation)
         if not isinstance(model, torch.nn.Sequential):
-            raise CheckFailure(check, f"{call} returned a {type(model).__name__}, not a torch.nn.Sequential.",
+            raise CheckFailure(check, f"{call} returned a {probes.type_name(model)}, not a torch.nn.Sequential.",
                                hint="Collect the layers in a list and return torch.nn.Sequential(*layers).")
-        got = [_layer_text(layer) for layer in model]
+        layers = list(model)
+        got = [_layer_text(layer) for layer in layers]
         expected = _expected_layers(sizes, activation)
         if got != expected:
             note = ""
@@ -255,8 +258,8 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                       f"[{', '.join(expected)}].{note}",
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
-        _expect_distinct_layers(check, model, call, got)
-        count, shared = _distinct_parameters(model)
+        _expect_distinct_layers(check, model, layers, call, got)
+        count, shared = beside(probes.distinct_parameters, model)
         expected_count = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes[:-1], sizes[1:]))
         if count != expected_count:
             note = (f" Some of them are one tensor under several names ({'; '.join(shared)}): those layers' weights "
@@ -267,33 +270,20 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                     "new torch.nn.Linear(n_in, n_out) for every pair inside the loop.")
 
 
-def _expect_distinct_layers(check, model, call, shown):
+def _expect_distinct_layers(check, model, layers, call, shown):
     """Every Linear of ``model`` is its own module object: a layer reused for equal sizes ties their weights."""
     __tracebackhide__ = True
-    seen = {}
-    for position, layer in enumerate(model):
-        if isinstance(layer, torch.nn.Linear):
-            if id(layer) in seen:
-                first = seen[id(layer)]
-                raise CheckFailure(check, f"{call} puts the same Linear module at positions {first} and {position} "
-                                          f"({shown[position]}): the two layers share one weight and one bias, so "
-                                          "the model has fewer parameters than its sizes ask for, and training one "
-                                          "layer changes the other.",
-                                   hint="Create a new torch.nn.Linear(n_in, n_out) for every consecutive pair "
-                                        "inside the loop, even when two pairs have the same sizes; never reuse a "
-                                        "layer object (a dict or a variable kept across iterations).")
-            seen[id(layer)] = position
-
-
-def _distinct_parameters(model):
-    """``(number of distinct parameter elements, names that share a tensor)``: parameters counted once per
-    underlying memory (``data_ptr``), so a weight assigned to two layers or a view of another counts once."""
-    by_memory = {}
-    for name, parameter in model.named_parameters(remove_duplicate=False):
-        by_memory.setdefault((parameter.device, parameter.data_ptr()), []).append((name, parameter.numel()))
-    count = sum(max(numel for _, numel in names) for names in by_memory.values())
-    shared = [" = ".join(name for name, _ in names) for names in by_memory.values() if len(names) > 1]
-    return count, shared
+    firsts = beside(probes.same_module_positions, model)     # identity is seen where the model lives
+    for position, layer in enumerate(layers):
+        first = firsts[position]
+        if isinstance(layer, torch.nn.Linear) and first != position:
+            raise CheckFailure(check, f"{call} puts the same Linear module at positions {first} and {position} "
+                                      f"({shown[position]}): the two layers share one weight and one bias, so "
+                                      "the model has fewer parameters than its sizes ask for, and training one "
+                                      "layer changes the other.",
+                               hint="Create a new torch.nn.Linear(n_in, n_out) for every consecutive pair "
+                                    "inside the loop, even when two pairs have the same sizes; never reuse a "
+                                    "layer object (a dict or a variable kept across iterations).")
 
 
 def _reference_forward(model, sizes, activation, x):
@@ -322,7 +312,7 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
         model = _build(check, make_mlp, sizes, activation)
         call = _call_text(sizes, activation)
         if not isinstance(model, torch.nn.Module):
-            raise CheckFailure(check, f"{call} returned a {type(model).__name__}, not a torch.nn.Module.")
+            raise CheckFailure(check, f"{call} returned a {probes.type_name(model)}, not a torch.nn.Module.")
         for batch in ([5], [2, 3]):
             x = torch.randn(batch + [sizes[0]], generator=gen)
             out = call_student(check, model, x, what=call)
@@ -336,7 +326,7 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
                               "output is returned as it is.")
         model.zero_grad(set_to_none=True)
         out.sum().backward()
-        missing = [name for name, p in model.named_parameters() if p.grad is None]
+        missing = beside(probes.missing_grads, model)     # the gradients accumulate where the model lives
         if missing:
             raise CheckFailure(check, f"after backward through {call}, these parameters got no gradient: "
                                       f"{', '.join(missing)}.", hint="Every layer must take part in forward.")
@@ -384,13 +374,20 @@ def _as_float(check, value, call):
 
 
 def _fit_models(gen):
-    line = torch.nn.Linear(1, 1)
-    mlp = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    line, mlp = probes.fit_architecture("line"), probes.fit_architecture("mlp")
     for model in (line, mlp):
         with torch.no_grad():
             for p in model.parameters():
                 p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
     return [(line.double(), 1, 1), (mlp.double(), 3, 2)]
+
+
+def _model_for(fit, model, kind):
+    """The model to hand ``fit``: ``model`` itself, or where ``fit`` lives in a worker, a twin built there from
+    ``model``'s parameters (the check reads the trained parameters back as copies)."""
+    if type(fit) is not Remote:
+        return model
+    return beside(probes.fit_model, fit, kind, {n: t.detach().clone() for n, t in model.state_dict().items()})
 
 
 @graded(2, hidden=[{"cases": 8}])
@@ -403,11 +400,13 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
     gen = torch.Generator().manual_seed(1600 + seed)
     for i in range(cases):
         model, n_in, n_out = _fit_models(gen)[i % 2]
+        kind = ("line", "mlp")[i % 2]
         steps = int(torch.randint(1, 30, (1,), generator=gen))
         lr = float(torch.empty(1).uniform_(0.02, 0.2, generator=gen))
         x = torch.randn(16, n_in, generator=gen, dtype=torch.float64)
         y = torch.randn(16, n_out, generator=gen, dtype=torch.float64)
         expected_model, losses, after = _sgd_reference(model, x, y, steps, lr)
+        model = _model_for(fit, model, kind)
         call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
         result = call_student(check, fit, model, x, y, steps=steps, lr=lr, what="fit")
         trained = dict(model.named_parameters())
@@ -440,6 +439,7 @@ def check_fit_recovers_line(fit, *, seed=0, cases=2):
         with torch.no_grad():
             model.weight.copy_(torch.randn(1, 1, generator=gen))
             model.bias.copy_(torch.randn(1, generator=gen))
+        model = _model_for(fit, model, "line")
         design = torch.cat([x.double(), torch.ones_like(x.double())], dim=1)
         least_squares = torch.linalg.lstsq(design, y.double()).solution.reshape(-1)
         call_student(check, fit, model, x, y, steps=300, lr=0.1, what="fit")
@@ -519,7 +519,7 @@ def check_normalizer_buffers(Normalizer, *, seed=0):
                 raise CheckFailure(check, f"{config.call}.{name} starts as {describe(value)}; expected all "
                                           f"{initial:g} (as BatchNorm1d: mean 0, variance 1).",
                                    hint=f"torch.{'zeros' if initial == 0 else 'ones'}(num_features).")
-        saved = module.state_dict()
+        saved = probes.state_of(module)
         missing = [n for n in oracle.BUFFERS if n not in saved]
         if missing:
             raise CheckFailure(check, f"{config.call}.state_dict() has keys {sorted(saved)}, without "
@@ -582,11 +582,11 @@ def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
                          what=f"{config.call} in train mode")
         reference = config.batchnorm()
         held = {}
+        running = oracle.draw_running(gen, config.features)
+        state.set_statistics(check, module, config, dict(zip(oracle.BUFFERS, running)))
         with torch.no_grad():
-            for name, value in zip(oracle.BUFFERS, oracle.draw_running(gen, config.features)):
-                statistic = state.statistic(check, module, name, config)
-                statistic.copy_(value)
-                held[name] = statistic.detach().double().cpu().clone()
+            for name in oracle.BUFFERS:
+                held[name] = state.statistic(check, module, name, config).detach().double().cpu().clone()
                 getattr(reference, name).copy_(held[name])
         state.set_mode(check, module, False, config)
         reference.eval()
@@ -602,9 +602,16 @@ def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
             _expect_output(check, out, expected, x, what, mistakes, hint)
             state.expect_unchanged(check, module, config, held, x)
             with torch.no_grad():
-                again = call_student(check, module, x, what=f"{config.call} in eval mode under torch.no_grad()")
+                again = call_student(check, _without_grad(module), x,
+                                     what=f"{config.call} in eval mode under torch.no_grad()")
             _expect_output(check, again, expected, x, what + " under torch.no_grad()", mistakes, hint)
             state.expect_unchanged(check, module, config, held, x)
+
+
+def _without_grad(module):
+    """``module``, to be called inside ``torch.no_grad()``: where it lives in a worker, a call that enters
+    ``no_grad`` there too."""
+    return module if type(module) is not Remote else functools.partial(beside, probes.call_without_grad, module)
 
 
 @graded(2, hidden=[{"cases": 6}])
@@ -637,10 +644,11 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
                                       f"{failure.detail}", hint=failure.hint) from None
         for name in oracle.BUFFERS:
             value = state.statistic(check, module, name, config)
-            if value.requires_grad or value.grad_fn is not None:
+            requires_grad, grad_fn = beside(probes.history, module, name)    # autograd history stays in its process
+            if requires_grad or grad_fn is not None:
                 raise CheckFailure(check, f"after train-mode calls on an x that requires grad, {config.call}.{name} "
                                           f"carries autograd history ({describe(value)}, grad_fn="
-                                          f"{type(value.grad_fn).__name__ if value.grad_fn else None}): every "
+                                          f"{grad_fn}): every "
                                           "step's graph stays alive through it, memory grows with each step, and a "
                                           "later backward runs into old steps.", hint=state.NO_GRAD_HINT)
 
@@ -654,7 +662,7 @@ def check_normalizer_no_builtin(Normalizer, *, seed=0):
     gen = torch.Generator().manual_seed(2200 + seed)
     config = oracle.draw_config(gen)
     module = state.new_normalizer(check, Normalizer, config)
-    builtin = [f"{name or '(the module itself)'}: {type(m).__name__}" for name, m in module.named_modules()
+    builtin = [f"{name or '(the module itself)'}: {probes.type_name(m)}" for name, m in module.named_modules()
                if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]   # BatchNorm1d/2d/3d, Lazy*, SyncBatchNorm
     if builtin:
         raise CheckFailure(check, f"{config.call} contains a built-in batch norm ({'; '.join(builtin)}), which this "

@@ -9,7 +9,9 @@ import torch
 from ...compare import expect_close
 from ...errors import CheckFailure
 from ...student import call_student, describe
+from ...trusted.remote import beside
 from . import batchnorm_oracle as oracle
+from . import probes
 
 BUFFER_HINT = ("In __init__, after super().__init__(): `self.register_buffer(\"running_mean\", "
                "torch.zeros(num_features))` and `self.register_buffer(\"running_var\", torch.ones(num_features))`. "
@@ -24,7 +26,7 @@ def new_normalizer(check, Normalizer, config):
     args, kwargs = config.args()
     module = call_student(check, Normalizer, *args, what="Normalizer", **kwargs)
     if not isinstance(module, torch.nn.Module):
-        raise CheckFailure(check, f"{config.call} is a {type(module).__name__}, not a torch.nn.Module.",
+        raise CheckFailure(check, f"{config.call} is a {probes.type_name(module)}, not a torch.nn.Module.",
                            hint="Subclass torch.nn.Module and call super().__init__() first.")
     return module
 
@@ -53,33 +55,25 @@ def convert(check, module, config, *args, method="to"):
     return module if moved is None else moved
 
 
+def set_statistics(check, module, config, values):
+    """Write ``values`` (name -> tensor) into the module's own statistics, in place (where the module lives)."""
+    __tracebackhide__ = True
+    for name in values:
+        statistic(check, module, name, config)
+    beside(probes.set_values, module, values)
+
+
 def buffer_problem(module, name, config):
-    """Why ``module.<name>`` is not a proper buffer, or ``None``."""
-    buffers = dict(module.named_buffers())
-    value = getattr(module, name, None)
-    if isinstance(value, torch.nn.Parameter) or name in dict(module.named_parameters()):
-        return (f"{config.call}.{name} is an nn.Parameter: parameters() hands it to the optimizer, which would "
-                "train it (weight decay, momentum and gradient steps) although it is a statistic, not a weight")
-    if name not in buffers:
-        nested = [n for n in buffers if n.endswith("." + name)]
-        if isinstance(value, torch.Tensor) and not nested:
-            return (f"{config.call}.{name} is a plain tensor attribute, not a registered buffer: state_dict() does "
-                    "not save it and .to() / .double() / .cuda() leave it behind")
-        where = f" (found {', '.join(nested)}, inside a submodule)" if nested else ""
-        return f"{config.call} has no buffer named {name}{where}; named_buffers() gives {sorted(buffers)}"
-    if any(p is buffers[name] for p in module.parameters()):
-        return f"{config.call}.{name} is also listed by parameters()"
-    return None
+    """Why ``module.<name>`` is not a proper buffer, or ``None`` (registration is seen where the module lives)."""
+    return beside(probes.buffer_problem, module, name, config.call)
 
 
 def expect_state_round_trip(check, Normalizer, module, config, gen):
     __tracebackhide__ = True
     values = {name: torch.rand(config.features, generator=gen) + 0.5 for name in oracle.BUFFERS}
-    with torch.no_grad():
-        for name, value in values.items():
-            statistic(check, module, name, config).copy_(value)
+    set_statistics(check, module, config, values)
     saved = io.BytesIO()
-    torch.save(module.state_dict(), saved)
+    torch.save(probes.state_of(module), saved)
     saved.seek(0)
     fresh = new_normalizer(check, Normalizer, config)
     try:
@@ -114,7 +108,7 @@ def expect_conversions(check, Normalizer, config, gen):
     call_student(check, module, x, what=f"{config.call}.double() in train mode")
     for name in oracle.BUFFERS:
         problem = buffer_problem(module, name, config)
-        if problem or name not in module.state_dict():
+        if problem or name not in probes.state_of(module):
             raise CheckFailure(check, f"after a train step, {problem or f'{name} is missing from state_dict()'}. "
                                       "The forward pass replaced the buffer with something else.",
                                hint="Update the buffer in place (`self.running_mean.mul_(...)`) or assign a plain "
