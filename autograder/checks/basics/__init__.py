@@ -89,14 +89,15 @@ def check_grad_of_values(grad_of, *, seed=0, cases=30):
         x = _grad_input(gen, dtypes[i % 2], device)
         f = _pick(gen, _scalar_functions(gen, x.numel()))
         inputs = {"f": f, "x": x}
-        grad = call_student(check, InWorker(inworker.call, grad_of, f.partial, x), f, x, what="grad_of")
+        facts = call_student(check, InWorker(inworker.grad_of_result, grad_of, f.partial, x), f, x, what="grad_of")
+        grad = facts["grad"]
         expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
                     inputs=inputs, hint="The gradient of f at x has x's shape: return the gradient with "
                                         "respect to x itself (`torch.autograd.grad(f(x), x)[0]`), not of the "
                                         "output or of a reshaped copy.")
         if grad.requires_grad or grad.grad_fn is not None:
             raise CheckFailure(check, f"grad_of's result is still attached to an autograd graph "
-                                      f"(requires_grad={grad.requires_grad}, grad_fn={grad.grad_fn})."
+                                      f"(requires_grad={grad.requires_grad}, grad_fn={facts['grad_fn']})."
                                       + _context(inputs),
                                hint="Return the gradient detached: `torch.autograd.grad(...)[0]` without "
                                     "`create_graph=True`, or `.detach()` it.")

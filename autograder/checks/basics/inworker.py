@@ -42,11 +42,6 @@ class InWorker:
         return self.probe(self.student, *self.recipe, **kwargs, **({} if self.here is None else {"here": self.here}))
 
 
-def call(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``: the plain call, for arguments that must be sent as recipes (a formula)."""
-    return fn(*args, **kwargs)
-
-
 def seeded_call(fn, seed, *args, **kwargs):
     """``fn(*args, **kwargs)`` with torch's global generator seeded (and restored after), in the worker when ``fn``
     lives there: the student's ``torch.randn`` initialisation is the same in every run of a grade."""
@@ -93,6 +88,14 @@ class Function:
 
     def __repr__(self):
         return f"lambda x: {self.formula}"
+
+
+def grad_of_result(grad_of, f, x):
+    """``{"grad": grad_of(f, x), "grad_fn": str() of its grad_fn (None without one)}``: the node's type is known only
+    where the graph is (a result that crossed from a worker shows the node that links it to the worker's graph)."""
+    grad = grad_of(f, x)
+    grad_fn = getattr(grad, "grad_fn", None) if isinstance(grad, torch.Tensor) else None
+    return {"grad": grad, "grad_fn": None if grad_fn is None else str(grad_fn)}
 
 
 # ------------------------------------------------------------------ grad_of: leaves x alone
