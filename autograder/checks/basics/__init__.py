@@ -13,6 +13,9 @@ from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
 from ...errors import CheckFailure
 from ...student import call_student, describe
 from ...spec import current_check, graded
+from ...trusted.remote import Callback
+from . import inworker
+from .inworker import InWorker
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
 GRAD_TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-12)}
@@ -47,40 +50,12 @@ def _pick(gen, options):
 
 # ------------------------------------------------------------------------ grad_of
 
-class _Function:
-    """A scalar-valued test function that shows its formula in messages."""
-
-    def __init__(self, formula, fn):
-        self.formula, self.fn = formula, fn
-
-    def __call__(self, x):
-        return self.fn(x)
-
-    def __repr__(self):
-        return f"lambda x: {self.formula}"
-
-
 def _scalar_functions(gen, numel):
-    """Scalar-valued functions of a tensor of ``numel`` elements; each works in any dtype and on any device."""
+    """Scalar-valued functions of a tensor of ``numel`` elements; each works in any dtype and on any device (and
+    crosses to the student's worker as a ``functools.partial`` of a module-level function: ``inworker.FORMULAS``)."""
     weights = torch.randn(numel, generator=gen, dtype=torch.float64)
     matrix = torch.randn(numel, numel, generator=gen, dtype=torch.float64) / max(numel, 1) ** 0.5
-
-    def like(t, x):
-        return t.to(dtype=x.dtype, device=x.device)
-
-    return [_Function(formula, fn) for formula, fn in [
-        ("(x ** 3).sum()", lambda x: (x ** 3).sum()),
-        ("-(x * x).sum()", lambda x: -(x * x).sum()),
-        ("(w * torch.tanh(x)).sum()", lambda x: (like(weights, x).reshape(x.shape) * torch.tanh(x)).sum()),
-        ("torch.logsumexp(x.flatten(), 0)", lambda x: torch.logsumexp(x.flatten(), 0)),
-        ("x.norm()", lambda x: x.norm()),
-        ("torch.exp(-x ** 2).mean()", lambda x: torch.exp(-x ** 2).mean()),
-        ("(torch.sin(x) * torch.cos(2 * x)).sum()", lambda x: (torch.sin(x) * torch.cos(2 * x)).sum()),
-        ("x.flatten() @ A @ x.flatten()", lambda x: x.flatten() @ like(matrix, x) @ x.flatten()),
-        ("x.max()", lambda x: x.max()),
-        ("torch.nn.functional.softplus(x).pow(2).sum()",
-         lambda x: torch.nn.functional.softplus(x).pow(2).sum()),
-    ]]
+    return [inworker.Function(index, weights, matrix) for index in range(len(inworker.FORMULAS))]
 
 
 def _grad_input(gen, dtype, device):
@@ -114,14 +89,15 @@ def check_grad_of_values(grad_of, *, seed=0, cases=30):
         x = _grad_input(gen, dtypes[i % 2], device)
         f = _pick(gen, _scalar_functions(gen, x.numel()))
         inputs = {"f": f, "x": x}
-        grad = call_student(check, grad_of, f, x, what="grad_of")
+        facts = call_student(check, InWorker(inworker.grad_of_result, grad_of, f.partial, x), f, x, what="grad_of")
+        grad = facts["grad"]
         expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
                     inputs=inputs, hint="The gradient of f at x has x's shape: return the gradient with "
                                         "respect to x itself (`torch.autograd.grad(f(x), x)[0]`), not of the "
                                         "output or of a reshaped copy.")
         if grad.requires_grad or grad.grad_fn is not None:
             raise CheckFailure(check, f"grad_of's result is still attached to an autograd graph "
-                                      f"(requires_grad={grad.requires_grad}, grad_fn={grad.grad_fn})."
+                                      f"(requires_grad={grad.requires_grad}, grad_fn={facts['grad_fn']})."
                                       + _context(inputs),
                                hint="Return the gradient detached: `torch.autograd.grad(...)[0]` without "
                                     "`create_graph=True`, or `.detach()` it.")
@@ -137,26 +113,17 @@ def _context(inputs):
     return "\nInput: " + "; ".join(f"{k} = {describe(v)}" for k, v in inputs.items())
 
 
-def _grad(t):
-    """``t.grad`` for a leaf; a non-leaf has none (reading it would only warn)."""
-    return t.grad if t.is_leaf else None
-
-
-def _state(t):
-    grad = _grad(t)
-    return {"requires_grad": t.requires_grad, "grad": None if grad is None else grad.clone(),
-            "values": t.detach().clone()}
-
-
-def _expect_unchanged(check, name, before, after_tensor, f):
+def _expect_unchanged(check, name, before, after, f):
+    """``after`` (``inworker.grad_state`` of the tensor after the call, reported from where grad_of ran) is
+    ``before`` (the same, of the grader's own copy)."""
     __tracebackhide__ = True
     where = f"after grad_of(f = {f!r}, x), {name}"
-    if after_tensor.requires_grad != before["requires_grad"]:
-        raise CheckFailure(check, f"{where} has requires_grad={after_tensor.requires_grad}; it was "
+    if after["requires_grad"] != before["requires_grad"]:
+        raise CheckFailure(check, f"{where} has requires_grad={after['requires_grad']}; it was "
                                   f"{before['requires_grad']} before the call.",
                            hint="Leave the caller's tensor alone: work on `x.detach().requires_grad_(True)`, a "
                                 "new leaf, instead of setting the flag on `x` itself.")
-    grad = _grad(after_tensor)
+    grad = after["grad"]
     if before["grad"] is None and grad is not None:
         raise CheckFailure(check, f"{where} has a .grad ({describe(grad)}); it had none before the call.",
                            hint="`.backward()` accumulates into the leaves' .grad. Use "
@@ -166,7 +133,7 @@ def _expect_unchanged(check, name, before, after_tensor, f):
         raise CheckFailure(check, f"{where} has .grad {describe(grad)}; it was {describe(before['grad'])} "
                                   "before the call.",
                            hint="Do not call `.backward()` or touch `.grad` of the caller's tensors.")
-    if not torch.equal(after_tensor.detach(), before["values"]):
+    if not torch.equal(after["values"], before["values"]):
         raise CheckFailure(check, f"{where} changed its values.", hint="Do not modify x in place.")
 
 
@@ -181,26 +148,20 @@ def check_grad_of_leaves_x_alone(grad_of, *, seed=0, cases=6):
         device = _devices()[i % len(_devices())]
         base = _grad_input(gen, torch.float32, device)
         f = _pick(gen, _scalar_functions(gen, base.numel()))
-        kind = ("plain", "requires_grad", "with_grad", "computed")[i % 4]
-        owner = None
-        if kind == "plain":
-            x = base
-        elif kind == "requires_grad":
-            x = base.clone().requires_grad_(True)
-        elif kind == "with_grad":
-            x = base.clone().requires_grad_(True)
-            x.grad = torch.full_like(x, 7.0)
-        else:   # x = 1.5 * w for a leaf w that requires grad
-            owner = base.clone().requires_grad_(True)
-            x = owner * 1.5
-        before = _state(x)
-        owner_before = _state(owner) if owner is not None else None
-        grad = call_student(check, grad_of, f, x, what="grad_of")
+        kind = inworker.GRAD_KINDS[i % 4]
+        # x is built where grad_of runs (a tensor's flag, .grad and graph do not cross to a worker); here, the
+        # same x for the expected values and the message.
+        x, owner = inworker.grad_input(kind, base)
+        before = inworker.grad_state(x)
+        owner_before = inworker.grad_state(owner) if owner is not None else None
+        facts = call_student(check, InWorker(inworker.grad_of_leaving, grad_of, f.partial, kind, base,
+                                             here=(x, owner)), f, x, what="grad_of")
+        grad = facts["grad"]
         expect_tensor(check, grad, what="grad_of's result")
         described = f"x ({kind.replace('_', ' ')}: {describe(x)})"
-        _expect_unchanged(check, described, before, x, f)
+        _expect_unchanged(check, described, before, facts["x"], f)
         if owner is not None:
-            _expect_unchanged(check, "the leaf w that x = 1.5 * w was computed from", owner_before, owner, f)
+            _expect_unchanged(check, "the leaf w that x = 1.5 * w was computed from", owner_before, facts["owner"], f)
         expect_close(check, grad, _reference_grad(f, x), what="grad_of's result", table=GRAD_TOLERANCES,
                      inputs={"f": f, "x": x})
 
@@ -281,35 +242,25 @@ def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
         shape = [int(s) for s in torch.randint(1, 5, (int(torch.randint(0, 3, (1,), generator=gen)),),
                                                generator=gen)]
         base = _random_tensor(gen, dtype, shape).to(device)
-        kind = ("a leaf that requires grad,", "an nn.Parameter,", "the result of a computation on a leaf that "
-                "requires grad,")[i % 3]
-        if i % 3 == 0:
-            t = base.requires_grad_(True)
-        elif i % 3 == 1:
-            t = torch.nn.Parameter(base)
-        else:
-            t = base.requires_grad_(True) * 2 + 1
-        result = call_student(check, to_numpy, t, what="to_numpy")
-        _expect_array(check, result, t, kind=kind)
-        if not t.requires_grad:
+        kind = inworker.REQUIRES_GRAD_KINDS[i % 3]
+        # t is made where to_numpy runs (a Parameter, a non-leaf and a flag the student may clear do not cross to a
+        # worker); here, the same t for the expected values and the message.
+        t = inworker.requiring_grad(i % 3, base)
+        facts = call_student(check, InWorker(inworker.to_numpy_requiring_grad, to_numpy, i % 3, base, here=t), t,
+                             what="to_numpy")
+        _expect_array(check, facts["array"], t, kind=kind)
+        if not facts["requires_grad"]:
             raise CheckFailure(check, f"to_numpy switched off requires_grad of its argument ({kind[:-1]}).",
                                hint="Use `t.detach()`, which returns a new tensor, instead of changing t.")
 
 
 def _views(gen, device):
+    """``[(kind, base, view)]``: each of ``inworker.VIEWS`` and the tensor it is a view of."""
     base = _random_tensor(gen, torch.float32, [4, 6]).to(device)
     cube = _random_tensor(gen, torch.int64, [2, 3, 4]).to(device)
     row = _random_tensor(gen, torch.float64, [1, 5]).to(device)
-    return [
-        ("a transposed view", base.t()),
-        ("a strided slice", base[::2, 1::3]),
-        ("a permuted view", cube.permute(2, 0, 1)),
-        ("an expanded (stride 0) view", row.expand(3, 5)),
-        ("a diagonal view", base.diagonal()),
-        ("a column", base[:, 2]),
-        ("a transposed view of a tensor that requires grad",
-         _random_tensor(gen, torch.float32, [3, 2]).to(device).requires_grad_(True).t()),
-    ]
+    leaf = _random_tensor(gen, torch.float32, [3, 2]).to(device)
+    return [(kind, b, inworker.view_of(kind, b)) for kind, b in enumerate((base, base, cube, row, base, base, leaf))]
 
 
 @graded(1, hidden=[{"rounds": 4}])
@@ -321,9 +272,11 @@ def check_to_numpy_views(to_numpy, *, seed=0, rounds=2):
     gen = torch.Generator().manual_seed(500 + seed)
     for i in range(rounds):
         device = _devices()[i % len(_devices())]
-        for kind, view in _views(gen, device):
-            result = call_student(check, to_numpy, view, what="to_numpy")
-            _expect_array(check, result, view, kind=kind + ",")
+        for kind, base, view in _views(gen, device):
+            # The view is made where to_numpy runs: a tensor crosses to a worker by value, contiguous.
+            result = call_student(check, InWorker(inworker.to_numpy_of_view, to_numpy, kind, base, here=view), view,
+                                  what="to_numpy")
+            _expect_array(check, result, view, kind=inworker.VIEWS[kind] + ",")
 
 
 # ------------------------------------------------------------------ fit_quadratic
@@ -351,10 +304,11 @@ def _random_coefficients(gen):
 
 
 def _fit(check, fit_quadratic, data, steps, lr, seed):
+    """``fit_quadratic(data, steps=, lr=)`` with torch's generator seeded where it runs; ``data`` is called back
+    here from a worker (``Callback``), so its call count stays the grader's."""
     __tracebackhide__ = True
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return call_student(check, fit_quadratic, data, steps=steps, lr=lr, what="fit_quadratic")
+    return call_student(check, InWorker(inworker.seeded_call, fit_quadratic, seed, Callback(data)), data, steps=steps,
+                        lr=lr, what="fit_quadratic")
 
 
 @graded(3, hidden=[{"cases": 4}])

@@ -12,6 +12,8 @@ from ...errors import CheckFailure
 from ...oprecorder import expect_constant_op_count
 from ...student import call_student, describe, raises_from_student
 from ...spec import current_check, graded
+from ...trusted.remote import beside
+from .inworker import parameter_facts
 from .tiling import expect_no_tiling
 
 ACTIVATIONS = (None, torch.relu, torch.tanh, torch.nn.Sigmoid())
@@ -74,9 +76,11 @@ def _concat_layer(a, b, weights, biases, activation):
 
 
 def _layer_parameters(module, convert):
+    """linear1's and linear2's weights and biases (``None`` for a missing bias), each through
+    ``convert(slot, tensor)``, the slot being its name in ``inworker.SLOTS`` (``"linear1.weight"``)."""
     layers = (module.linear1, module.linear2)
-    return ([convert(layer.weight) for layer in layers],
-            [None if layer.bias is None else convert(layer.bias) for layer in layers])
+    return ([convert(f"linear{k}.weight", layer.weight) for k, layer in enumerate(layers, 1)],
+            [None if layer.bias is None else convert(f"linear{k}.bias", layer.bias) for k, layer in enumerate(layers, 1)])
 
 
 @graded(1, hidden=[{"cases": 12}])
@@ -127,7 +131,7 @@ def check_merge_forward(Merge, *, seed=0, cases=24):
         shape = list(torch.broadcast_shapes(a.shape[:-1], b.shape[:-1])) + [out]
         result = call_student(check, module, a, b, what=f"Merge({in1}, {in2}, {out}).forward")
         expect_meta(check, result, what="Merge's output", shape=shape, dtype=dtype, device=device, inputs=inputs)
-        weights, biases = _layer_parameters(module, lambda t: t.detach().double())
+        weights, biases = _layer_parameters(module, lambda _, t: t.detach().double())
         expected = _concat_layer(a.detach().double(), b.detach().double(), weights, biases, activation)
         expect_close(check, result, expected, what="Merge's output", inputs=inputs, table=MERGE_TOLERANCES,
                      hint="forward(a, b) is activation(linear1(a) + linear2(b)); let the addition broadcast, "
@@ -142,11 +146,16 @@ def _expect_merge_gradients(check, module, a, b, result, activation, inputs):
     if not result.requires_grad:
         raise CheckFailure(check, "Merge's output is not connected to the autograd graph.",
                            hint="Use the layers' outputs directly; no `.detach()`, `.data` or `torch.no_grad()`.")
-    leaves = {"a": a, "b": b, **dict(module.named_parameters())}
+    leaves = {"a": a, "b": b, **dict(module.named_parameters())}   # the parameters: copies, from a worker
     upstream = torch.randn(result.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
-    got = torch.autograd.grad(result, list(leaves.values()), upstream.to(result), allow_unused=True)
+    # backward, not autograd.grad: the parameters' gradients accumulate where the module lives (a worker's .grad is
+    # read back with its parameter_facts), the inputs' here. The module is fresh: its parameters had no .grad.
+    torch.autograd.backward(result, upstream.to(result))
+    facts = beside(parameter_facts, module)
+    got = [a.grad, b.grad, *(facts["grads"].get(name) for name in list(leaves)[2:])]
     copies = {name: t.detach().double().requires_grad_(True) for name, t in leaves.items()}
-    weights, biases = _layer_parameters(module, lambda t: copies[_name_of(module, t)])
+    # Each slot reads the copy of the parameter registered under the name the module lists it by (shared or not).
+    weights, biases = _layer_parameters(module, lambda slot, t: copies[facts["slots"][slot]])
     expected = _concat_layer(copies["a"], copies["b"], weights, biases, activation)
     wanted = torch.autograd.grad(expected, list(copies.values()), upstream.to(expected.device), allow_unused=True)
     for name, g, w in zip(leaves, got, wanted):
@@ -154,10 +163,6 @@ def _expect_merge_gradients(check, module, a, b, result, activation, inputs):
         w = torch.zeros_like(copies[name]) if w is None else w
         expect_close(check, g, w, what=f"the gradient with respect to {name}", inputs=inputs,
                      table=MERGE_TOLERANCES, hint="Every parameter of linear1 and linear2 should be used once.")
-
-
-def _name_of(module, parameter):
-    return next(name for name, p in module.named_parameters() if p is parameter)
 
 
 @graded(2, hidden=[{"cases": 12}])

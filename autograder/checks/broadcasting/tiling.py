@@ -14,7 +14,13 @@ readable message to the most thorough:
   whose last dimension is the features of a broadcast input or of the
   concatenation and which holds the broadcast number of rows of them (catches ``b + zeros``, ``expand(...).contiguous()``,
   copying into a preallocated buffer, ...).
+
+Under trusted grading ``fn`` runs in the student's worker: the op recorder's record comes from
+there, and so does the list of materialised tensors (``materialised_call`` runs beside ``fn``),
+both reported by the student's process (forgeable by a hostile student, docs/security.md).
 """
+
+import inspect
 
 import math
 
@@ -25,6 +31,7 @@ from torch.utils._pytree import tree_leaves
 from ...errors import CheckFailure
 from ...oprecorder import normalise, record_ops
 from ...student import call_student, describe
+from ...trusted.remote import Remote, beside
 
 TILING_OPS = ("repeat", "tile", "repeat_interleave")
 BROADCAST_VIEWS = {"expand", "expand_as", "broadcast_to", "broadcast_tensors"}
@@ -53,6 +60,30 @@ def _owns_its_elements(tensor):
         return tensor.numel() > 0 and tensor.untyped_storage().nbytes() >= tensor.numel() * tensor.element_size()
     except (RuntimeError, NotImplementedError):   # tensors without storage (meta, some subclasses)
         return False
+
+
+def materialised_call(fn, a, b):
+    """``(fn(a, b), [(ATen op, shape)] of every tensor a kernel returned that owns room for all its elements)``,
+    run where ``fn`` lives (``beside``)."""
+    outputs = _MaterialisedOutputs()
+    with outputs:
+        result = fn(a, b)
+    return result, outputs.outputs
+
+
+class _Beside:
+    """``fn(a, b)`` through ``materialised_call``, where ``fn`` lives; messages name ``fn``'s parameters."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        if type(fn) is not Remote:
+            try:
+                self.__signature__ = inspect.signature(fn)
+            except (TypeError, ValueError):
+                pass
+
+    def __call__(self, a, b):
+        return beside(materialised_call, self.fn, a, b)
 
 
 def _view_then_join(names):
@@ -86,10 +117,8 @@ def expect_no_tiling(check, fn, a, b, *, what=None, hint=TILING_HINT):
     __tracebackhide__ = True
     what = what or "your function"
     inputs = f"\nInput: a = {describe(a)}; b = {describe(b)}"
-    outputs = _MaterialisedOutputs()
     with record_ops() as record:
-        with outputs:
-            result = call_student(check, fn, a, b, what=what)
+        result, materialised = call_student(check, _Beside(fn), a, b, what=what)
     used = record.find(TILING_OPS)
     if used:
         raise CheckFailure(check, f"{what} calls {', '.join(used)}, which copies an input once per broadcast "
@@ -101,7 +130,7 @@ def expect_no_tiling(check, fn, a, b, *, what=None, hint=TILING_HINT):
             raise CheckFailure(check, f"{what} calls {spell(pair[0])} and then {spell(pair[1])}: the broadcast view "
                                       f"is free, but joining it copies every tiled row." + inputs, hint=hint)
     sizes, rows = _tiled_sizes(a, b)
-    for op, shape in outputs.outputs:
+    for op, shape in materialised:
         tiled = next((f for f in sizes if shape and shape[-1] == f and math.prod(shape) == rows * f), None)
         if tiled is not None:
             raise CheckFailure(check, f"{what} materialises a tensor of shape {shape} (made by aten.{op}): that is "

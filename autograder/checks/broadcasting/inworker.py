@@ -1,0 +1,24 @@
+"""What the broadcasting checks read where the student's module lives (see ``autograder.trusted.remote.beside``).
+
+Under trusted grading a ``Merge`` instance stays in the student's worker: its parameters
+reach the grader as copies, so neither their identity nor the ``.grad`` that a backward
+pass accumulates on them can be seen from here. These functions report both as plain
+data; in-process (no worker) they run locally. What they report is reported by the
+student's process, so a hostile student can forge it (docs/security.md); the checks
+compute every expected value themselves, from copies of the parameters' values.
+"""
+
+# linear1's and linear2's weight and bias: the slots of a Merge layer the reference layer reads.
+SLOTS = tuple(f"linear{k}.{p}" for k in (1, 2) for p in ("weight", "bias"))
+
+
+def parameter_facts(module):
+    """``{"grads": {name: .grad or None} in ``named_parameters()`` order, "slots": {slot: the name under which
+    ``named_parameters()`` lists that tensor (it may be shared), or None}}``."""
+    named = list(module.named_parameters())
+    slots = {}
+    for slot in SLOTS:
+        layer, _, attribute = slot.partition(".")
+        tensor = getattr(getattr(module, layer, None), attribute, None)
+        slots[slot] = next((name for name, p in named if p is tensor), None) if tensor is not None else None
+    return {"grads": {name: p.grad for name, p in named}, "slots": slots}
