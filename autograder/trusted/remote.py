@@ -394,7 +394,8 @@ class Remote:
 def _call(session, target, args, kwargs):
     from ..settings import settings
 
-    answer = session.request("call", target, args, kwargs, timeout=settings.call_timeout_s)
+    answer = session.request("call", target, args, kwargs, oprecorder.open_record() is not None,
+                             timeout=settings.call_timeout_s)
     call = answer.get("ok")
     if "raised" in answer or type(call) is not dict:
         raise rebuilt_exception(answer.get("raised", {"type": "RuntimeError", "message": "malformed answer"}))
