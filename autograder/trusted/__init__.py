@@ -1,0 +1,1 @@
+"""Trusted grading: student code runs in a sandboxed worker; checks run here and judge plain data."""
