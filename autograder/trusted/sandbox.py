@@ -21,8 +21,10 @@ limits and the ending of every process, without namespaces. docs/sandbox.md has 
 """
 
 import functools
+import glob
 import os
 import re
+import resource
 import select
 import shutil
 import signal
@@ -35,17 +37,26 @@ from dataclasses import dataclass
 SANDBOX_UID = SANDBOX_GID = 65534   # "nobody" on Debian and most distributions
 MiB, GiB = 1 << 20, 1 << 30
 
-# Defaults of Limits. Each applies to the worker and to every process it starts (prlimit, soft = hard).
-MEMORY_BYTES = 8 * GiB      # address space per process, as settings.grading.memory_limit_gb for nbgrader's
-#   kernel. Measured (torch 2.13.0 CPU, 2-core x86_64): `import torch` peaks at 0.74 GiB of address space,
-#   with a matmul 0.74 GiB, the course's check tests in one process 1.6 GiB; every extra thread reserves
-#   a 64 MiB malloc arena and an 8 MiB stack. 16 GiB asked at once fails (MemoryError).
-CPU_SECONDS = 3600          # CPU time per process, all its threads together: a backstop, wall-clock
-#   timeouts are the grader's (settings.grading.submission_timeout_s, 900 s).
-PROCESSES = 512             # processes + threads of the sandbox's uid in its user namespace (per sandbox)
-FILE_BYTES = 1 * GiB        # largest file it may write
-OPEN_FILES = 4096           # file descriptors per process
-SHM_BYTES = 512 * MiB       # size of the sandbox's own /dev/shm (DataLoader workers pass batches there)
+# Defaults of Limits: each applies to the worker and to every process it starts (prlimit, soft = hard).
+# Measured 2026-11-22 on a 2-core x86_64, Debian 12, torch 2.13.0 CPU, Python 3.11 (VmPeak, /proc/self/status).
+MEMORY_BYTES = 8 * GiB      # RLIMIT_AS, as settings.grading.memory_limit_gb gives nbgrader's kernel. torch
+#   reserves address space it never touches: `import torch` peaks at 0.61 GiB, a 1000 x 1000 matmul at 0.75 GiB,
+#   a DataLoader with 2 workers at 0.83 GiB, all 429 tests of tests/checks in one process at 1.51 GiB; with
+#   torch.set_num_threads(16) a matmul peaks at 1.86 GiB, with 64 at 2.59 GiB (each thread an 8 MiB stack, and
+#   up to 8 x cores malloc arenas of 64 MiB). A 16 GiB allocation fails at once (MemoryError).
+#   CUDA under this limit: not measured (no GPU lent); check it before grading on a GPU, or pass None.
+CPU_SECONDS = 3600          # RLIMIT_CPU, all threads of one process: a backstop for a spinning worker, 20x the
+#   165 CPU-seconds of those 429 check tests; wall-clock limits are the grader's (submission_timeout_s, 900 s).
+PROCESSES = 512             # RLIMIT_NPROC: processes + threads of uid 65534 in this sandbox's user namespace
+#   (counted per sandbox: 30 other uid-65534 processes on the machine did not count). A process runs 2 threads
+#   per torch thread after a matmul (32 with 16 threads, 128 with 64), each DataLoader worker is one more
+#   process: 512 leaves room for 64 cores and several workers, and ends a fork bomb.
+FILE_BYTES = 1 * GiB        # RLIMIT_FSIZE: the largest file the course writes is a checkpoint; the AMP recipe's
+#   model (3 x Linear(4096, 4096), float32) with SGD momentum would be 0.4 GB.
+OPEN_FILES = 4096           # RLIMIT_NOFILE: 6 open after `import torch`, 7 with 2 DataLoader workers; a shared
+#   tensor in flight between workers holds one (torch's file_descriptor strategy).
+SHM_BYTES = 512 * MiB       # the sandbox's own /dev/shm (a tmpfs, not counted by RLIMIT_AS): DataLoader workers
+#   pass batches and multiprocessing its semaphores there. 4 batches of 64 x 3 x 224 x 224 float32: 154 MiB.
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
@@ -71,9 +82,16 @@ class Limits:
     open_files: int | None = OPEN_FILES       # RLIMIT_NOFILE: open file descriptors of each process
 
     def prlimit_options(self):
-        values = {"--as": self.memory_bytes, "--cpu": self.cpu_seconds, "--nproc": self.processes,
-                  "--fsize": self.file_bytes, "--nofile": self.open_files, "--core": 0}
-        return [f"{option}={int(value)}" for option, value in values.items() if value is not None]
+        """prlimit's options; a limit above this process's own hard limit (which the sandbox inherits and
+        could not raise) is lowered to it."""
+        values = {"AS": self.memory_bytes, "CPU": self.cpu_seconds, "NPROC": self.processes,
+                  "FSIZE": self.file_bytes, "NOFILE": self.open_files, "CORE": 0}
+        options = []
+        for name, value in values.items():
+            if value is not None:
+                hard = resource.getrlimit(getattr(resource, f"RLIMIT_{name}"))[1]
+                options.append(f"--{name.lower()}={int(value if hard == resource.RLIM_INFINITY else min(value, hard))}")
+        return options
 
 
 def default_limits():
@@ -123,6 +141,8 @@ def command(argv, *, scratch, readable=(), limits=Limits(), env=None, sandboxed=
     if not os.path.isdir(scratch):
         raise FileNotFoundError(f"the sandbox's scratch directory {scratch} does not exist")
     env = default_env(scratch) if env is None else dict(env)
+    if any("=" in name or not name for name in env):
+        raise ValueError(f"not an environment variable name: {[name for name in env if '=' in name or not name]}")
     tools = _tools(sandboxed)
     limited = [tools["prlimit"], *limits.prlimit_options(), "--", *argv]
     if sandboxed and "PWD" not in env:
@@ -178,6 +198,8 @@ def stop(proc, grace_s=0.0):
 def _view(scratch, readable, tools):
     """bwrap options for the mounts: read-only system and Python directories, the scratch read-write."""
     options = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    for device in sorted(glob.glob("/dev/nvidia*")):   # the GPU, where there is one (untested: no GPU lent)
+        options += ["--dev-bind", device, device]
     covered = set()
     for name in SYSTEM_DIRS:
         if os.path.islink(name):
@@ -206,7 +228,7 @@ def _view(scratch, readable, tools):
         covered.add(path)
         made.add(path)
     if "/tmp" not in made:
-        options += ["--dir", "/tmp"]   # empty and read-only; the root path's second bwrap mounts its staging there
+        options += ["--perms", "0755", "--dir", "/tmp"]   # empty, read-only: the root path's second bwrap stages there
     return [*options, "--chdir", scratch, "--remount-ro", "/dev", "--remount-ro", "/"]
 
 
@@ -318,7 +340,7 @@ def _signal(fd, signum):
         return
     try:
         signal.pidfd_send_signal(fd, signum)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):   # gone; or a setuid program (only possible without a sandbox)
         pass
 
 

@@ -46,7 +46,7 @@ def scratch(tmp_path):
 def run(code, scratch, timeout=60, **options):
     """Run ``code`` in a sandboxed python; return what it printed last, as JSON."""
     argv = sandbox.command([sys.executable, "-c", textwrap.dedent(code)], scratch=scratch, **options)
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={})
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)   # with the grader's environment
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -154,14 +154,16 @@ def test_writes_only_to_scratch(ready, scratch):
 
 def test_runs_as_nobody_with_no_capabilities(ready, scratch):
     seen = run("""
-        import json, os
+        import ctypes, json, os
         status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
         open("mine", "w").close()
+        new_user_namespace = ctypes.CDLL(None).unshare(0x10000000)   # CLONE_NEWUSER: -1 when refused
         print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "caps": status["CapEff"].strip(),
-                          "bounding": status["CapBnd"].strip(), "no_new_privs": status["NoNewPrivs"].strip()}))
+                          "no_new_privs": status["NoNewPrivs"].strip(), "userns": new_user_namespace}))
         """, scratch)
     assert seen["uid"] == seen["gid"] == sandbox.SANDBOX_UID
     assert int(seen["caps"], 16) == 0 and seen["no_new_privs"] == "1"
+    assert seen["userns"] == -1                                   # bwrap --disable-userns
     owner = os.stat(os.path.join(scratch, "mine")).st_uid
     assert owner == OWNER_OUTSIDE and (owner != 0 or not IS_ROOT)
 
@@ -201,12 +203,27 @@ def test_limits_are_applied(ready, scratch, sandboxed):
     assert seen == [[value, value] for value in expected]
 
 
+def test_limits_above_the_graders_own_are_lowered_to_them(ready, scratch):
+    """A grader under `memory_limit_gb` (RLIMIT_AS on itself) still starts a sandbox whose default is larger."""
+    grader = f"""
+        import resource, subprocess, sys
+        from autograder.trusted import sandbox
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+        code = "import resource; print(resource.getrlimit(resource.RLIMIT_AS))"
+        done = subprocess.run(sandbox.command([sys.executable, "-c", code], scratch={scratch!r}), capture_output=True)
+        sys.stdout.buffer.write(done.stdout + done.stderr)
+        """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(grader)], capture_output=True, text=True,
+                          timeout=60, env={"PATH": os.environ["PATH"], "PYTHONPATH": REPO})
+    assert done.stdout.strip() == f"({6 * GiB}, {6 * GiB})", done.stderr
+
+
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "no-sandbox"])
 def test_memory_hog_gets_memory_error(ready, scratch, sandboxed):
     seen = run("""
         import json
         try:
-            hog = bytearray(16 * 2**30)
+            hog = bytes(16 * 2**30)     # calloc: without a limit it would not touch the memory
             print(json.dumps("allocated"))
         except MemoryError:
             print(json.dumps("MemoryError"))
@@ -356,7 +373,7 @@ import json, os, subprocess, sys, time
 from autograder.trusted import sandbox
 scratch = sys.argv[1]
 code = '''
-import json, os, socket, torch
+import json, os, socket, numpy, autograder   # the venv's site-packages and the package, readable by the user
 try:
     open("/x", "w")
     wrote_root = True
@@ -368,11 +385,22 @@ print(json.dumps({"uid": os.getuid(), "pid": os.getpid(), "interfaces": [n for _
 '''
 done = subprocess.run(sandbox.command([sys.executable, "-c", code], scratch=scratch), capture_output=True, text=True)
 inside = json.loads(done.stdout or "null")
-proc = sandbox.start([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(60)"], scratch=scratch)
-time.sleep(0.3)
+marker = "ordinary-user-" + str(os.getpid())
+sleeper = "import os, sys, time; os.setsid(); print(flush=True); time.sleep(60) # " + marker
+proc = sandbox.start([sys.executable, "-c", sleeper], scratch=scratch)
+proc.stdout.readline()
+def alive():
+    found = 0
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            found += marker.encode() in open(f"/proc/{name}/cmdline", "rb").read()
+        except OSError:
+            pass
+    return found
+before = alive()
 sandbox.stop(proc)
 print(json.dumps({"probe": sandbox.probe(), "grader_uid": os.getuid(), "inside": inside, "stderr": done.stderr,
-                  "owner": os.stat(os.path.join(scratch, "mine")).st_uid, "stopped": proc.returncode}))
+                  "owner": os.stat(os.path.join(scratch, "mine")).st_uid, "alive": [before, alive()]}))
 """
 
 
@@ -400,4 +428,4 @@ def test_an_ordinary_user_grader(ready, request):
     assert seen["grader_uid"] == 65534
     assert seen["inside"] == {"uid": 65534, "pid": 2, "interfaces": ["lo"], "wrote_root": False,
                               "env": sorted(sandbox.default_env(scratch))}, seen["stderr"]
-    assert seen["owner"] == 65534 and seen["stopped"] is not None
+    assert seen["owner"] == 65534 and seen["alive"][0] > 0 and seen["alive"][1] == 0
