@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# The system packages the test suite needs beyond Python: Chromium, for the browser tests (tests/browser).
+# The system packages the test suite needs beyond Python:
+# - Chromium, for the browser tests (tests/browser);
+# - bubblewrap (`bwrap`), the sandbox that student code runs in when grading (autograder/trusted/sandbox.py,
+#   docs/sandbox.md), and its tests (tests/trusted).
 #
-# Debian's `chromium` package, installed with apt-get when no Chromium is found (with sudo when not root).
-# Playwright drives it through its executable path; Playwright's own browser download is not used
+# Debian's `chromium` and `bubblewrap` packages, installed with apt-get when missing (with sudo when not root).
+# Playwright drives Chromium through its executable path; Playwright's own browser download is not used
 # (machines that reach only package registries cannot fetch it).
 #
-# Nothing to do when Chromium is already installed or EPL_CHROMIUM names one. Where it cannot be
-# installed (no apt-get, or not root and no sudo) this says so and, outside CI, exits 0: the browser
-# tests then skip with the reason. With CI set it exits 1, so that CI never skips them silently.
+# Nothing to do when both are already installed (or EPL_CHROMIUM names a Chromium). Where they cannot be
+# installed (no apt-get, or not root and no sudo) this says so and, outside CI, exits 0: the browser tests and
+# the sandbox tests then skip with the reason. With CI set it exits 1, so that CI never skips them silently.
 set -euo pipefail
 
-if [ -n "${EPL_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+missing=()
+if [ -z "${EPL_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 \
+        && ! command -v chromium-browser >/dev/null 2>&1; then
+    missing+=(chromium)
+fi
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
 
 cannot() {
-    echo "install-system-packages: $1; install Chromium yourself (Debian: apt-get install chromium)" \
-         "or set EPL_CHROMIUM to a Chromium binary. Without it the browser tests skip." >&2
+    echo "install-system-packages: $1; install ${missing[*]} yourself (Debian: apt-get install ${missing[*]})." \
+         "Without Chromium (or EPL_CHROMIUM naming one) the browser tests skip; without bubblewrap the sandbox" \
+         "tests skip and grading needs a sandbox that is not there (docs/sandbox.md)." >&2
     if [ -n "${CI:-}" ]; then exit 1; fi
     exit 0
 }
@@ -31,8 +41,16 @@ else
     cannot "not root and no sudo"
 fi
 
-echo "install-system-packages: installing Chromium with apt-get (about a minute and a half)" >&2
+case " ${missing[*]} " in
+    *" chromium "*) echo "install-system-packages: installing ${missing[*]} with apt-get (about a minute and a half)" >&2 ;;
+    *) echo "install-system-packages: installing ${missing[*]} with apt-get (a few seconds after apt-get update)" >&2 ;;
+esac
 ${as_root[@]+"${as_root[@]}"} apt-get update -q >/dev/null || cannot "apt-get update failed"
-${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null \
-    || cannot "apt-get install chromium failed"
-command -v chromium >/dev/null 2>&1 || cannot "apt-get installed no chromium command"
+${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
+    || cannot "apt-get install ${missing[*]} failed"
+for package in "${missing[@]}"; do
+    case "$package" in
+        chromium) command -v chromium >/dev/null 2>&1 || cannot "apt-get installed no chromium command" ;;
+        bubblewrap) command -v bwrap >/dev/null 2>&1 || cannot "apt-get installed no bwrap command" ;;
+    esac
+done
