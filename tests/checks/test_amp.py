@@ -254,14 +254,14 @@ def test_checkpoint_content_must_be_plain_data():
 def test_checkpoint_probe_runs_only_when_unpickled_unsafely(tmp_path):
     path = tmp_path / "probe.pt"
     torch.save(amp_checkpoint.with_probe({"step": 1}), path)
-    amp_checkpoint._probe_runs.clear()
+    amp_checkpoint.probe_runs.clear()
     with pytest.raises(Exception) as refused:
         torch.load(path, weights_only=True)
     assert "weights_only" in str(refused.value).lower() or "unsupported global" in str(refused.value).lower()
-    assert not amp_checkpoint._probe_runs
+    assert not amp_checkpoint.probe_runs
     torch.load(path, weights_only=False)
-    assert amp_checkpoint._probe_runs
-    amp_checkpoint._probe_runs.clear()
+    assert amp_checkpoint.probe_runs
+    amp_checkpoint.probe_runs.clear()
 
 
 # ------------------------------------------------------------------ host syncs (CUDA)
