@@ -72,6 +72,7 @@ def _setup(seed, device, count, **options):
 # ------------------------------------------------------------------ precision of each part
 
 @graded(3, hidden=[{}])
+@problems.single_threaded
 def check_autocast_dtypes(train_amp, *, seed=0):
     """The linear layers' outputs have ``dtype``; the loss is computed under autocast and is float32;
     backward runs with autocast off; the parameters and the optimizer's state stay float32."""
@@ -91,6 +92,7 @@ def check_autocast_dtypes(train_amp, *, seed=0):
 # ------------------------------------------------------------------ loss scaling
 
 @graded(3, hidden=[{}])
+@problems.single_threaded
 def check_loss_scaling(train_amp, *, seed=0):
     """With float16: the loss is multiplied by a scale (> 1) before backward; the gradients at
     ``optimizer.step()`` are the true, unscaled ones; a batch whose gradients overflow float16 is
@@ -114,6 +116,7 @@ def check_loss_scaling(train_amp, *, seed=0):
 # ------------------------------------------------------------------ accumulation
 
 @graded(3, hidden=[{"accumulations": (2, 4)}])
+@problems.single_threaded
 def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
     """With ``accumulate=k`` the optimizer steps once per k batches, the gradients are cleared (set to
     None, or zeroed) before each group, and the step equals one float32 step over the k batches
@@ -177,6 +180,7 @@ def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, cas
 # ------------------------------------------------------------------ clipping
 
 @graded(2, hidden=[{"accumulate": 2}])
+@problems.single_threaded
 def check_clipping(train_amp, *, seed=0, accumulate=1):
     """With ``max_grad_norm``, the gradients at ``optimizer.step()`` are the unscaled ones clipped to
     that total norm: their norm is at most ``max_grad_norm`` and they equal the true gradient times
@@ -223,6 +227,7 @@ def check_clipping(train_amp, *, seed=0, accumulate=1):
 # ------------------------------------------------------------------ convergence
 
 @graded(2, hidden=[{}])
+@problems.single_threaded
 def check_convergence(train_amp, *, seed=0, batches_per_run=24):
     """``train_amp`` returns one Python float per batch, the unscaled loss of that batch, and the loss curve
     stays close to the grader's float32 run on the same model and data (with and without accumulation)."""
@@ -267,6 +272,7 @@ def _expect_loss_curve(check, out, expected, dtype, case):
 # ------------------------------------------------------------------ one scaler for the whole run
 
 @graded(2, hidden=[{"accumulate": 2}])
+@problems.single_threaded
 def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
     """``train_amp(..., scaler=scaler)`` uses the GradScaler it is given: over two calls with the same scaler
     (two epochs of one run) every loss is scaled by that scaler's current scale, which grows and backs off
@@ -312,8 +318,9 @@ def check_speed(train_amp, *, seed=0):
     needs a GPU."""
     __tracebackhide__ = True
     check = current_check()
-    plan, _, batches, _ = _setup(600 + seed, "cpu", 1)
-    out, _, _ = _train(check, train_amp, plan, batches, dtype=torch.bfloat16)
+    with problems.one_thread():
+        plan, _, batches, _ = _setup(600 + seed, "cpu", 1)
+        out, _, _ = _train(check, train_amp, plan, batches, dtype=torch.bfloat16)
     if not isinstance(out, (list, tuple)) or len(out) != 1:
         raise CheckFailure(check, f"train_amp returned {describe(out)} for one batch; expected a list of one float.",
                            hint="Return the list of per-batch losses.")

@@ -25,6 +25,7 @@ import torch
 from ...errors import CheckFailure
 from ...student import call_student
 from . import checkpoint
+from . import problems
 
 MAX_FILE_BYTES = 64 << 20      # a checkpoint of the checks' small models is a few kB
 
@@ -57,6 +58,7 @@ def _written(path):
     return {"path": str(path), "written": os.path.isfile(path) and os.path.getsize(path) > 0}
 
 
+@problems.single_threaded
 def roundtrip_run(save_checkpoint, load_checkpoint, check, seed, device, as_path):
     """``check_checkpoint_roundtrip``'s run: train, save, train on, load into new objects and into the same ones.
     Returns ``{"saved", "failure": the save's, "file", "loads": [{"step", "state"} or {"failure"}]}``; a failure
@@ -85,6 +87,7 @@ def roundtrip_run(save_checkpoint, load_checkpoint, check, seed, device, as_path
     return report
 
 
+@problems.single_threaded
 def resume_run(save_checkpoint, load_checkpoint, check, seed):
     """``check_checkpoint_resume_exact``'s run: interrupted after the cut, saved, resumed in new objects from the
     file. Returns ``{"failure": the save's, "file", "load_failure", "step", "loaded": the state right after
@@ -115,6 +118,7 @@ def resume_run(save_checkpoint, load_checkpoint, check, seed):
     return report
 
 
+@problems.single_threaded
 def saved_file_run(save_checkpoint, check, seed):
     """``check_checkpoint_weights_only``'s save: ``{"file", "content": the file's bytes}`` (or a ``"failure"``)."""
     gen = torch.Generator().manual_seed(1100 + seed)
@@ -132,6 +136,7 @@ def saved_file_run(save_checkpoint, check, seed):
     return report
 
 
+@problems.single_threaded
 def refusal_run(load_checkpoint, check, content):
     """``load_checkpoint`` on a copy of the checkpoint ``content`` (the file's bytes) with one pickled object added
     (``checkpoint.with_probe``): ``{"probe_ran": whether unpickling it ran the probe}`` (or a ``"failure"``)."""

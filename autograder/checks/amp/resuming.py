@@ -16,6 +16,7 @@ from ...spec import current_check, graded
 from ...trusted.remote import beside
 from . import checkpoint
 from . import checkpoint_runs
+from . import problems
 
 
 def _devices():
@@ -23,6 +24,7 @@ def _devices():
 
 
 @graded(2, hidden=[{"as_path": True}])
+@problems.single_threaded
 def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_path=False):
     """``save_checkpoint(path, model, optimizer, scaler, step)`` writes a file from which
     ``load_checkpoint(path, model, optimizer, scaler)`` restores the model (parameters and buffers), the
@@ -56,6 +58,7 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
 
 
 @graded(3, hidden=[{}])
+@problems.single_threaded
 def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
     """A run interrupted after some steps, saved, and resumed from the checkpoint in new objects gives the
     uninterrupted run's losses bit for bit (float16 autocast and a GradScaler on the CPU, the scale backing
@@ -100,6 +103,7 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
 
 
 @graded(2, hidden=[{}])
+@problems.single_threaded
 def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
     """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,
     lists, numbers, strings, tensors: state dicts, no pickled object); and ``load_checkpoint`` refuses a file

@@ -54,6 +54,7 @@ def build(plan):
 
 # ------------------------------------------------------------------ the student's side
 
+@problems.single_threaded
 def train_recorded(train_amp, check, plan, calls, scaler=None):
     """Build ``plan``'s problem; call ``train_amp`` once per entry of ``calls`` (``{"options": {...}, "batches":
     [start, stop]}``, one model and optimizer throughout) under the recorder, with a ``GradScaler(device,
