@@ -11,13 +11,20 @@ from autograder import settings as settings_module
 from autograder.checks import amp
 from autograder.checks.amp import checkpoint as amp_checkpoint
 from autograder.checks.amp import speed as amp_speed
-from autograder.checks.amp.problems import mse, regression_batches, small_model
+from autograder.checks.amp.problems import mse, one_thread, regression_batches, small_model
 from autograder.checks.amp.recording import recording
 from autograder.checks import items_of
 from tests.mutants.amp import GPU_MUTANTS, MUTANTS, _mutant
 from tests.proving import alternative, reference, run_check, with_replacements
 
 TOPIC = "amp"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """As the checks do (problems.one_thread): the small problems need no more, and a busy machine stays fast."""
+    with one_thread():
+        yield
 HIDDEN = [(item.name, extra) for item in items_of(TOPIC) for extra in item.hidden if extra]  # from the spec
 
 
@@ -254,14 +261,14 @@ def test_checkpoint_content_must_be_plain_data():
 def test_checkpoint_probe_runs_only_when_unpickled_unsafely(tmp_path):
     path = tmp_path / "probe.pt"
     torch.save(amp_checkpoint.with_probe({"step": 1}), path)
-    amp_checkpoint._probe_runs.clear()
+    amp_checkpoint.probe_runs.clear()
     with pytest.raises(Exception) as refused:
         torch.load(path, weights_only=True)
     assert "weights_only" in str(refused.value).lower() or "unsupported global" in str(refused.value).lower()
-    assert not amp_checkpoint._probe_runs
+    assert not amp_checkpoint.probe_runs
     torch.load(path, weights_only=False)
-    assert amp_checkpoint._probe_runs
-    amp_checkpoint._probe_runs.clear()
+    assert amp_checkpoint.probe_runs
+    amp_checkpoint.probe_runs.clear()
 
 
 # ------------------------------------------------------------------ host syncs (CUDA)
@@ -278,3 +285,29 @@ def test_item_every_batch_is_counted():
     result = run_check(amp.check_speed, with_replacements(TOPIC, replacements))
     assert not result.passed and "more wait(s) per batch" in result.message
     assert result.measurements["host_syncs"]["yours"][8] > result.measurements["host_syncs"]["yours"][4]
+
+
+# ------------------------------------------------------------------ trusted grading: the timed run across processes
+
+def test_remote_timing_runs_the_student_loop_beside_it_and_the_baseline_in_a_clean_worker(tmp_path):
+    """The structure of check_speed's CUDA timing under trusted grading, exercised on the CPU with a narrow model
+    (speed is not graded on the CPU, so a tiny threshold stands in): the student's run is built in their worker,
+    the float32 baseline in a clean twin, every timed result is checked, and a loop that returns nothing fails."""
+    from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+    from autograder.errors import CheckFailure
+    from tests.proving import ROOT
+
+    worker = NotebookWorker([("setup", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+                                       "from tests.proving import reference as _r; globals().update(_r('amp'))\n"
+                                       "def returns_nothing(*args, **kwargs):\n    return None\n")],
+                            plain_launcher, str(tmp_path))
+    try:
+        names = RemoteNamespace(worker)
+        with settings_module.override({"speed": {"thresholds": {"amp": {"cpu": 1e-3}}, "repeats": 3}}):
+            result = amp_speed.expect_faster_than_float32("check_speed", names["train_amp"], "cpu", width=32)
+            assert result.passed and result.ratios and "TF32 off" in result.note
+            assert worker.session._twin is not None and not worker.session._twin.lost
+            with pytest.raises(CheckFailure, match="while being timed, train_amp with float16 returned a wrong"):
+                amp_speed.expect_faster_than_float32("check_speed", names["returns_nothing"], "cpu", width=32)
+    finally:
+        worker.close()

@@ -4,29 +4,27 @@ resumes it exactly, ``save_checkpoint`` / ``load_checkpoint``.
 The checks read what the loop does through hooks (see ``recording.py``), never its
 text: the autocast state and dtypes in the forward pass, the gradient that reaches
 the loss in the backward pass (the loss scale), the gradients and parameters at
-every optimizer step. References are the grader's own loops on the same seeded
-data. Every correctness check runs on the CPU, with bfloat16 (no scaler) and with
-float16 and a ``GradScaler("cpu")``, and on CUDA too where there is a GPU; speed is
-graded on CUDA only. The checkpoint checks (``checkpoint.py``) run the grader's own
-float16 loop around the student's save and load.
+every optimizer step. The student's loop runs where the student's code lives, on a
+problem built there from a plan of plain data (``runs.py``); the recording comes back
+as plain data, and the references are the grader's own loops on its own copy of the
+same seeded problem. Every correctness check runs on the CPU, with bfloat16 (no scaler)
+and with float16 and a ``GradScaler("cpu")``, and on CUDA too where there is a GPU;
+speed is graded on CUDA only. The checkpoint checks (``resuming.py``) run the grader's
+own float16 loop around the student's save and load.
 """
-
-import copy
-import tempfile
 
 import torch
 
 from ...errors import CheckFailure
 from ...settings import settings
-from ...student import call_student, describe
+from ...student import describe
 from ...timing import expect_speedup
 from ...spec import current_check, graded
-from . import checkpoint
 from . import precision
 from . import problems
+from . import runs
 from . import scaling
 from . import speed
-from .recording import recording
 from .scaling import GRAD_TOLERANCE, SCALER_HINT
 
 DTYPES = (torch.bfloat16, torch.float16)
@@ -47,19 +45,13 @@ def _name(dtype):
     return str(dtype).replace("torch.", "")
 
 
-def _train(check, train_amp, model, batches, optimizer, *, device_type, dtype, **options):
-    """Run the student's loop under the recorder; return ``(returned value, recording)``."""
+def _train(check, train_amp, plan, batches, *, dtype, **options):
+    """Run the student's loop on ``plan``'s problem under the recorder, where the student's code lives
+    (``runs.train``); return ``(returned value, recording, final state)``."""
     __tracebackhide__ = True
-    with recording(model, optimizer, problems.mse, device_type) as (rec, loss_fn):
-        try:
-            out = call_student(check, lambda: train_amp(model, batches, optimizer, loss_fn, device_type=device_type,
-                                                        dtype=dtype, **options), what="train_amp")
-        except CheckFailure as failure:
-            raise CheckFailure(check, failure.detail + "\nCase: " + _case(device_type, dtype, batches, **options),
-                               hint=failure.hint) from None
-    if not rec.forwards:
-        raise CheckFailure(check, "train_amp never called the model.", hint="Call `model(inputs)` for every batch.")
-    return out, rec
+    (entry,), final = runs.train(check, train_amp, plan, [{"options": dict(dtype=dtype, **options)}])
+    out, rec = runs.outcome(check, entry, _case(plan["device"], dtype, batches, **options))
+    return out, rec, final
 
 
 def _case(device, dtype, batches, **options):
@@ -71,20 +63,16 @@ def _case(device, dtype, batches, **options):
     return text
 
 
-def _setup(seed, device, count, *, optimizer="sgd"):
-    gen = torch.Generator().manual_seed(seed)
-    model = problems.small_model(gen, device)
-    batches = problems.regression_batches(gen, count, device)
-    if optimizer == "momentum":
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=0.5)
-    return gen, model, batches, opt
+def _setup(seed, device, count, **options):
+    """``(plan, model, batches, optimizer)``: the grader's own copy of the problem a run of the student's is given."""
+    plan = runs.plan(seed, device, count, **options)
+    return (plan, *runs.build(plan))
 
 
 # ------------------------------------------------------------------ precision of each part
 
 @graded(3, hidden=[{}])
+@problems.single_threaded
 def check_autocast_dtypes(train_amp, *, seed=0):
     """The linear layers' outputs have ``dtype``; the loss is computed under autocast and is float32;
     backward runs with autocast off; the parameters and the optimizer's state stay float32."""
@@ -92,19 +80,19 @@ def check_autocast_dtypes(train_amp, *, seed=0):
     check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
-            _, model, batches, opt = _setup(100 + seed * 10 + i, device, 4, optimizer="momentum")
+            plan, _, batches, _ = _setup(100 + seed * 10 + i, device, 4, optimizer="momentum")
             accumulate = 1 + i   # bfloat16 with accumulate=1, float16 with accumulate=2
             case = _case(device, dtype, batches, accumulate=accumulate)
-            _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
-                            accumulate=accumulate)
+            _, rec, final = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=accumulate)
             precision.expect_forward_precision(check, rec, dtype, case)
             precision.expect_backward_outside_autocast(check, rec, case)
-            precision.expect_float32_state(check, model, opt, case)
+            precision.expect_float32_state(check, final, case)
 
 
 # ------------------------------------------------------------------ loss scaling
 
 @graded(3, hidden=[{}])
+@problems.single_threaded
 def check_loss_scaling(train_amp, *, seed=0):
     """With float16: the loss is multiplied by a scale (> 1) before backward; the gradients at
     ``optimizer.step()`` are the true, unscaled ones; a batch whose gradients overflow float16 is
@@ -113,11 +101,10 @@ def check_loss_scaling(train_amp, *, seed=0):
     check = current_check()
     dtype = torch.float16
     for device in _devices():
-        gen, model, batches, opt = _setup(200 + seed, device, 4)
         bad = 1 + seed % 2
-        batches.insert(bad, problems.overflow_batch(gen, device))
+        plan, model, batches, _ = _setup(200 + seed, device, 4, overflow=("insert", bad))
         case = _case(device, dtype, batches) + f"; batch {bad} has targets of 1e7, so its gradients overflow"
-        _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype)
+        _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype)
         for b in range(len(batches)):
             if b == bad:
                 scaling.expect_skipped_overflow(check, rec, bad, case)
@@ -129,6 +116,7 @@ def check_loss_scaling(train_amp, *, seed=0):
 # ------------------------------------------------------------------ accumulation
 
 @graded(3, hidden=[{"accumulations": (2, 4)}])
+@problems.single_threaded
 def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
     """With ``accumulate=k`` the optimizer steps once per k batches, the gradients are cleared (set to
     None, or zeroed) before each group, and the step equals one float32 step over the k batches
@@ -138,11 +126,10 @@ def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             for k in accumulations:
-                _, model, batches, opt = _setup(300 + seed * 10 + i, device, 2 * k)
+                plan, model, batches, opt = _setup(300 + seed * 10 + i, device, 2 * k)
                 lr = opt.param_groups[0]["lr"]
                 case = _case(device, dtype, batches, accumulate=k)
-                _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
-                                accumulate=k)
+                _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=k)
                 seen = [s.batches_seen for s in rec.steps]
                 if seen != [k * (j + 1) for j in range(len(batches) // k)]:
                     raise CheckFailure(check, f"the optimizer stepped after batches {[s - 1 for s in seen]}, "
@@ -193,6 +180,7 @@ def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, cas
 # ------------------------------------------------------------------ clipping
 
 @graded(2, hidden=[{"accumulate": 2}])
+@problems.single_threaded
 def check_clipping(train_amp, *, seed=0, accumulate=1):
     """With ``max_grad_norm``, the gradients at ``optimizer.step()`` are the unscaled ones clipped to
     that total norm: their norm is at most ``max_grad_norm`` and they equal the true gradient times
@@ -201,13 +189,13 @@ def check_clipping(train_amp, *, seed=0, accumulate=1):
     check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
-            _, model, batches, opt = _setup(400 + seed * 10 + i, device, 3 * accumulate)
+            plan, model, batches, _ = _setup(400 + seed * 10 + i, device, 3 * accumulate)
             first = problems.reference_grads(model, list(model.parameters()), batches[:accumulate], problems.mse,
                                              device)
             max_norm = round(0.25 * float(problems.flat(first).norm()), 4)
             case = _case(device, dtype, batches, accumulate=accumulate, max_grad_norm=max_norm)
-            _, rec = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
-                            accumulate=accumulate, max_grad_norm=max_norm)
+            _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=accumulate,
+                               max_grad_norm=max_norm)
             if len(rec.steps) != len(batches) // accumulate:
                 raise CheckFailure(check, f"expected {len(batches) // accumulate} optimizer steps, got "
                                           f"{len(rec.steps)}.\nCase: {case}", hint=SCALER_HINT)
@@ -239,6 +227,7 @@ def check_clipping(train_amp, *, seed=0, accumulate=1):
 # ------------------------------------------------------------------ convergence
 
 @graded(2, hidden=[{}])
+@problems.single_threaded
 def check_convergence(train_amp, *, seed=0, batches_per_run=24):
     """``train_amp`` returns one Python float per batch, the unscaled loss of that batch, and the loss curve
     stays close to the grader's float32 run on the same model and data (with and without accumulation)."""
@@ -247,13 +236,12 @@ def check_convergence(train_amp, *, seed=0, batches_per_run=24):
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             for accumulate in (1, 2):
-                _, model, batches, opt = _setup(500 + seed * 10 + 2 * i + accumulate, device, batches_per_run,
-                                                optimizer="momentum")
+                plan, model, batches, _ = _setup(500 + seed * 10 + 2 * i + accumulate, device, batches_per_run,
+                                                 optimizer="momentum")
                 case = _case(device, dtype, batches, accumulate=accumulate)
                 make = lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9)  # noqa: E731
                 expected, _ = problems.float32_training(model, batches, make, problems.mse, accumulate)
-                out, _ = _train(check, train_amp, model, batches, opt, device_type=device, dtype=dtype,
-                                accumulate=accumulate)
+                out, _, _ = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=accumulate)
                 _expect_loss_curve(check, out, expected, dtype, case)
 
 
@@ -284,6 +272,7 @@ def _expect_loss_curve(check, out, expected, dtype, case):
 # ------------------------------------------------------------------ one scaler for the whole run
 
 @graded(2, hidden=[{"accumulate": 2}])
+@problems.single_threaded
 def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
     """``train_amp(..., scaler=scaler)`` uses the GradScaler it is given: over two calls with the same scaler
     (two epochs of one run) every loss is scaled by that scaler's current scale, which grows and backs off
@@ -292,28 +281,29 @@ def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
     check = current_check()
     dtype, groups = torch.float16, 6
     for device in _devices():
-        gen, model, batches, opt = _setup(700 + seed * 10, device, groups * accumulate)
         bad = 3 + seed % 3                     # a step of the second call overflows (targets of 1e7)
-        batches[bad * accumulate] = problems.overflow_batch(gen, device)
+        plan, _, batches, _ = _setup(700 + seed * 10, device, groups * accumulate,
+                                     overflow=("replace", bad * accumulate))
         init_scale = 2.0 ** (8 + seed % 4)
-        scaler = torch.amp.GradScaler(device, init_scale=init_scale,
-                                      growth_interval=scaling.GIVEN_GROWTH_INTERVAL)
         made = (f"scaler = torch.amp.GradScaler({device!r}, init_scale={init_scale:g}, "
                 f"growth_interval={scaling.GIVEN_GROWTH_INTERVAL})")
         used, _ = scaling.scale_schedule(init_scale, scaling.GIVEN_GROWTH_INTERVAL, [g == bad for g in range(groups)])
         half = groups // 2
-        for call in (1, 2):
+        calls = [{"options": {"dtype": dtype, "accumulate": accumulate},
+                  "batches": [(call - 1) * half * accumulate, call * half * accumulate]} for call in (1, 2)]
+        entries, _ = runs.train(check, train_amp, plan, calls,
+                                scaler={"init_scale": init_scale, "growth_interval": scaling.GIVEN_GROWTH_INTERVAL})
+        for call, entry in zip((1, 2), entries):
             steps = range((call - 1) * half, call * half)
             part = batches[steps.start * accumulate:steps.stop * accumulate]
             _, after = scaling.scale_schedule(init_scale, scaling.GIVEN_GROWTH_INTERVAL,
                                               [g == bad for g in range(steps.stop)])
             note = f", batch {(bad - half) * accumulate} with targets of 1e7 (it overflows)" if call == 2 else ""
-            case = (_case(device, dtype, part, accumulate=accumulate, scaler=scaler)
+            case = (_case(device, dtype, part, accumulate=accumulate, scaler="scaler")
                     + f"; call {call} of 2 with the same {made}{note}")
-            _, rec = _train(check, train_amp, model, part, opt, device_type=device, dtype=dtype,
-                            accumulate=accumulate, scaler=scaler)
-            scaling.expect_given_scaler_used(check, rec, scaler, [used[g] for g in steps], after, accumulate,
-                                             call, case)
+            _, rec = runs.outcome(check, entry, case)
+            scaling.expect_given_scaler_used(check, rec, entry["scaler"], [used[g] for g in steps], after,
+                                             accumulate, call, case)
 
 
 # ------------------------------------------------------------------ speed
@@ -328,8 +318,9 @@ def check_speed(train_amp, *, seed=0):
     needs a GPU."""
     __tracebackhide__ = True
     check = current_check()
-    _, model, batches, opt = _setup(600 + seed, "cpu", 1)
-    out, _ = _train(check, train_amp, model, batches, opt, device_type="cpu", dtype=torch.bfloat16)
+    with problems.one_thread():
+        plan, _, batches, _ = _setup(600 + seed, "cpu", 1)
+        out, _, _ = _train(check, train_amp, plan, batches, dtype=torch.bfloat16)
     if not isinstance(out, (list, tuple)) or len(out) != 1:
         raise CheckFailure(check, f"train_amp returned {describe(out)} for one batch; expected a list of one float.",
                            hint="Return the list of per-batch losses.")
@@ -343,102 +334,6 @@ def check_speed(train_amp, *, seed=0):
     return result
 
 
-# ------------------------------------------------------------------ checkpoint and resume
+# ------------------------------------------------------------------ checkpoint and resume (resuming.py)
 
-@graded(2, hidden=[{"as_path": True}])
-def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_path=False):
-    """``save_checkpoint(path, model, optimizer, scaler, step)`` writes a file from which
-    ``load_checkpoint(path, model, optimizer, scaler)`` restores the model (parameters and buffers), the
-    optimizer's state, the scaler's state and returns the step: into new objects, and into the same objects
-    after they trained on (on the CPU, and on CUDA where there is a GPU)."""
-    __tracebackhide__ = True
-    check = current_check()
-    for device in _devices():
-        gen = torch.Generator().manual_seed(900 + seed)
-        model, optimizer, scaler = checkpoint.make_run(gen, device)
-        before, after = checkpoint.ROUNDTRIP_STEPS
-        data = checkpoint.batches(gen, before + after, device)
-        checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
-        step = int(torch.randint(1, 100_000, (1,), generator=gen))
-        saved = checkpoint.snapshot(model, optimizer, scaler)
-        case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
-                f"optimizer, scaler, step={step})")
-        with tempfile.TemporaryDirectory() as directory:
-            path = checkpoint.temporary_path(directory, as_path)
-            call_student(check, save_checkpoint, path, model, optimizer, scaler, step, what="save_checkpoint")
-            checkpoint.expect_file(check, path, case)
-            checkpoint.train_steps(model, optimizer, scaler, data[before:], device)  # the run goes on after the save
-            fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
-            for into, objects in (("new objects", fresh),
-                                  (f"the same objects, {after} steps later", (model, optimizer, scaler))):
-                when = f"after load_checkpoint(path, model, optimizer, scaler) into {into}"
-                got = call_student(check, load_checkpoint, path, *objects, what="load_checkpoint")
-                checkpoint.expect_step(check, got, step, f"{case}; load_checkpoint into {into}")
-                checkpoint.expect_state_restored(check, saved, *objects, when, case)
-
-
-@graded(3, hidden=[{}])
-def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
-    """A run interrupted after some steps, saved, and resumed from the checkpoint in new objects gives the
-    uninterrupted run's losses bit for bit (float16 autocast and a GradScaler on the CPU, the scale backing
-    off and growing across the interruption), and ends with the same model, optimizer and scaler state."""
-    __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1000 + seed)
-    start = checkpoint.make_model(gen)
-    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
-    low, high = checkpoint.RESUME_CUTS
-    cut = low + seed % (high - low)
-
-    def run_from(model):
-        model = copy.deepcopy(model)
-        return model, checkpoint.make_optimizer(model), checkpoint.make_scaler()
-
-    whole = run_from(start)
-    expected = checkpoint.train_steps(*whole, data)
-    interrupted = run_from(start)
-    losses = checkpoint.train_steps(*interrupted, data[:cut])
-    at_save = checkpoint.snapshot(*interrupted)
-    case = (f"{checkpoint.describe_problem()}; {len(data)} batches; the run is interrupted after {cut} steps "
-            f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
-            f"(load_checkpoint(path, model, optimizer, scaler))")
-    with tempfile.TemporaryDirectory() as directory:
-        path = checkpoint.temporary_path(directory, False)
-        call_student(check, save_checkpoint, path, *interrupted, cut, what="save_checkpoint")
-        checkpoint.expect_file(check, path, case)
-        del interrupted                                                    # the job was killed
-        resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
-        step = call_student(check, load_checkpoint, path, *resumed, what="load_checkpoint")
-    checkpoint.expect_step(check, step, cut, case)
-    lost = checkpoint.state_differences(at_save, *resumed)
-    losses += checkpoint.train_steps(*resumed, data[step:])
-    for b, (got, want) in enumerate(zip(losses, expected)):
-        if not torch.equal(got, want):
-            parts = ", ".join(lost) if lost else "nothing that load_checkpoint restored"
-            raise CheckFailure(check, f"batch {b}: the resumed run's loss is {got.item()!r}, the uninterrupted "
-                                      f"run's {want.item()!r}: the runs differ from the first step after the "
-                                      f"interruption on.\nRight after loading, what differed from the saved "
-                                      f"state: {parts}" + (f" ({next(iter(lost.values()))})" if lost else "")
-                                      + f".\nCase: {case}",
-                               hint=checkpoint.PART_HINTS[next(iter(lost))] if lost else checkpoint.LOAD_HINT)
-    checkpoint.expect_state_restored(check, checkpoint.snapshot(*whole), *resumed, "at the end of the resumed run",
-                                     case, against="the uninterrupted run's")
-
-
-@graded(2, hidden=[{}])
-def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
-    """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,
-    lists, numbers, strings, tensors: state dicts, no pickled object); and ``load_checkpoint`` refuses a file
-    that holds a pickled object instead of running it (it loads with ``weights_only=True``)."""
-    __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1100 + seed)
-    model, optimizer, scaler = checkpoint.make_run(gen)
-    checkpoint.train_steps(model, optimizer, scaler, checkpoint.batches(gen, 3 + seed % 3))
-    case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
-    with tempfile.TemporaryDirectory() as directory:
-        path = checkpoint.temporary_path(directory, False)
-        call_student(check, save_checkpoint, path, model, optimizer, scaler, 3, what="save_checkpoint")
-        checkpoint.expect_file(check, path, case)
-        content = checkpoint.expect_weights_only_file(check, path, case)
-        checkpoint.expect_refuses_pickled_objects(check, load_checkpoint, content, directory, case)
+from .resuming import check_checkpoint_resume_exact, check_checkpoint_roundtrip, check_checkpoint_weights_only  # noqa: E402,F401

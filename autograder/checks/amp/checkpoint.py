@@ -20,18 +20,19 @@ returns (only dicts, lists, tuples, strings, numbers, ``None`` and tensors); loa
 checked with a probe: a copy of the checkpoint holding one pickled object whose
 unpickling calls :func:`_probe_ran`. ``torch.load(..., weights_only=True)`` refuses the
 file; ``weights_only=False`` runs the probe, as it would run any code a file names.
+
+The student's functions are called where they live (``checkpoint_runs.py``, run beside them);
+what comes back is plain data, judged here against the grader's own runs.
 """
 
 import copy
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import torch
 
 from ...errors import CheckFailure
-from ...student import call_student, describe
+from ...student import describe
 from . import problems
 
 SIZES = (16, 32, 8)                  # in, hidden (with BatchNorm), out
@@ -61,12 +62,12 @@ PART_HINTS = {
               "growth tracker, so it skips other steps than the uninterrupted run.",
 }
 
-_probe_runs = []
+probe_runs = []
 
 
 def _probe_ran():
     """Called by the unpickler when a checkpoint holding the probe is loaded with ``weights_only=False``."""
-    _probe_runs.append(True)
+    probe_runs.append(True)
     return "the grader's probe ran"
 
 
@@ -100,6 +101,18 @@ def make_scaler(device="cpu"):
 def make_run(gen, device="cpu"):
     model = make_model(gen, device)
     return model, make_optimizer(model), make_scaler(device)
+
+
+def run_from(model):
+    """A new run (Adam, the scaler) from a copy of ``model``."""
+    model = copy.deepcopy(model)
+    return model, make_optimizer(model), make_scaler()
+
+
+def resume_cut(seed):
+    """After how many steps the resume check interrupts the run."""
+    low, high = RESUME_CUTS
+    return low + seed % (high - low)
 
 
 def batches(gen, count, device="cpu"):
@@ -180,10 +193,15 @@ def first_difference(expected, got, where):
     return None
 
 
-def state_differences(expected, model, optimizer, scaler):
-    """``{part: text}`` for each of model, optimizer, scaler whose state differs from the snapshot ``expected``."""
-    now = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict()}
-    found = {part: first_difference(expected[part], now[part], f"{part}.state_dict()") for part in now}
+def state_differences(expected, *objects):
+    """``{part: text}`` for each of model, optimizer, scaler whose state differs from the snapshot ``expected``;
+    ``objects`` are the three objects, or one ``{part: state dict}`` (what ``checkpoint_runs.state`` reports)."""
+    if len(objects) == 1:
+        now = objects[0] if type(objects[0]) is dict else {}
+    else:
+        model, optimizer, scaler = objects
+        now = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict()}
+    found = {part: first_difference(expected[part], now.get(part), f"{part}.state_dict()") for part in expected}
     return {part: text for part, text in found.items() if text}
 
 
@@ -200,9 +218,10 @@ def expect_step(check, step, expected, case):
                                 "after it.")
 
 
-def expect_state_restored(check, expected, model, optimizer, scaler, when, case, against="the saved one"):
+def expect_state_restored(check, expected, now, when, case, against="the saved one"):
+    """The state ``now`` (``{part: state dict}``) is ``expected``."""
     __tracebackhide__ = True
-    differences = state_differences(expected, model, optimizer, scaler)
+    differences = state_differences(expected, now)
     if differences:
         part, text = next(iter(differences.items()))
         others = [p for p in differences if p != part]
@@ -218,11 +237,23 @@ def temporary_path(directory, as_path):
     return path if as_path else str(path)
 
 
-def expect_file(check, path, case):
+def expect_file(check, report, case):
+    """The student's call did not fail (``report["failure"]``), and it wrote a file (``report["file"]``: ``{"path",
+    "written"}``, from ``checkpoint_runs``)."""
     __tracebackhide__ = True
-    if not os.path.isfile(path) or os.path.getsize(path) == 0:
-        raise CheckFailure(check, f"save_checkpoint(path, ...) wrote no file at path ({path!r}).\nCase: {case}",
-                           hint=SAVE_HINT)
+    expect_no_failure(check, report.get("failure"))
+    written = report.get("file") or {}
+    if written.get("written") is not True:
+        raise CheckFailure(check, f"save_checkpoint(path, ...) wrote no file at path ({written.get('path')!r})."
+                                  f"\nCase: {case}", hint=SAVE_HINT)
+
+
+def expect_no_failure(check, failure):
+    """A call of the student's that failed in a run (``failure = [detail, hint]``) is this check's failure."""
+    __tracebackhide__ = True
+    if failure:
+        detail, hint = failure
+        raise CheckFailure(check, str(detail), hint=hint)
 
 
 def unsafe_globals(path):
@@ -288,7 +319,14 @@ def with_probe(content):
     return {"checkpoint": content, "_grader_probe": _Probe()}
 
 
-def _attempt(fn, *args):
+def probed_copy(content, directory):
+    """The path of a copy of the checkpoint ``content`` with the probe added (:func:`with_probe`), in ``directory``."""
+    path = str(Path(directory) / "with-a-pickled-object.pt")
+    torch.save(with_probe(content), path)
+    return path
+
+
+def attempt(fn, *args):
     """``fn(*args)``; an exception other than NotImplementedError is returned, not raised (refusing is right)."""
     try:
         return fn(*args)
@@ -298,15 +336,11 @@ def _attempt(fn, *args):
         return error
 
 
-def expect_refuses_pickled_objects(check, load_checkpoint, content, directory, case):
+def expect_refused(check, report, case):
+    """``load_checkpoint`` did not run the probe (``report``: what ``checkpoint_runs.refusal_run`` returned)."""
     __tracebackhide__ = True
-    path = str(Path(directory) / "with-a-pickled-object.pt")
-    torch.save(with_probe(content), path)
-    model, optimizer, scaler = make_run(torch.Generator().manual_seed(0))
-    _probe_runs.clear()
-    call_student(check, lambda: _attempt(load_checkpoint, path, model, optimizer, scaler), what="load_checkpoint")
-    if _probe_runs:
-        _probe_runs.clear()
+    expect_no_failure(check, report.get("failure"))
+    if report.get("probe_ran") is not False:
         raise CheckFailure(check, "load_checkpoint ran code from the file: given a checkpoint that also holds a "
                                   "pickled object (one whose unpickling calls a function), it unpickled it and the "
                                   "function ran. A checkpoint downloaded from elsewhere could run anything that "

@@ -53,16 +53,18 @@ def expect_backward_outside_autocast(check, rec, case):
                                     "backward ops already run in the dtypes autocast chose for the forward ones.")
 
 
-def expect_float32_state(check, model, optimizer, case):
+def expect_float32_state(check, final, case):
+    """The parameters, their gradients and the optimizer's state after training are float32 (``final``: what
+    ``runs.final_state`` reports)."""
     __tracebackhide__ = True
-    for name, p in model.named_parameters():
-        if p.dtype != torch.float32 or (p.grad is not None and p.grad.dtype != torch.float32):
-            got = p.dtype if p.dtype != torch.float32 else f"gradient {p.grad.dtype}"
+    for name, p, grad in final["params"]:
+        if p.dtype != torch.float32 or (grad is not None and grad.dtype != torch.float32):
+            got = p.dtype if p.dtype != torch.float32 else f"gradient {grad.dtype}"
             raise CheckFailure(check, f"after training, parameter {name!r} is {got}; parameters stay "
                                       f"torch.float32 under mixed precision.\nCase: {case}",
                                hint="Do not call model.half() or .to(dtype): autocast casts copies of the "
                                     "weights for each op and keeps the float32 master weights.")
-    for state in optimizer.state.values():
+    for state in final["optimizer"]:
         for key, value in state.items():
             if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 1 \
                     and value.dtype != torch.float32:

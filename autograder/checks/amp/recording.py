@@ -11,10 +11,13 @@ optimizer and a loss function wired with hooks, and read back what happened:
   is) and whether autocast was still on;
 * every optimizer step: the batches seen so far, the gradients and parameters before
   the step, the parameters after it.
+
+A recording crosses from the student's worker to the grader as plain data (:func:`to_plain`,
+:func:`from_plain`): numbers, strings, dtypes, tensors, lists, tuples and dicts.
 """
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import torch
 
@@ -125,3 +128,51 @@ def recording(model, optimizer, loss_fn, device_type):
     finally:
         for handle in handles:
             handle.remove()
+
+
+# ------------------------------------------------------------------ as plain data
+
+_DTYPES = {str(d): d for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16)}
+
+
+def _plain_dtype(dtype):
+    """A dtype the wire carries as itself; any other as its name (``'torch.float8_e4m3fn'``), for messages."""
+    return dtype if str(dtype) in _DTYPES else str(dtype)
+
+
+def to_plain(rec):
+    """``rec`` as nested dicts, lists, tuples, numbers, dtypes and tensors (what ``autograder.trusted.wire`` sends)."""
+    data = asdict(rec)
+    for forward in data["forwards"]:
+        forward["autocast"] = (bool(forward["autocast"][0]), _plain_dtype(forward["autocast"][1]))
+        forward["linear_dtypes"] = [_plain_dtype(d) for d in forward["linear_dtypes"]]
+    for loss in data["losses"]:
+        loss["autocast"] = (bool(loss["autocast"][0]), _plain_dtype(loss["autocast"][1]))
+        loss["dtype"] = _plain_dtype(loss["dtype"])
+    return data
+
+
+class MalformedRecording(ValueError):
+    """What came back as a recording is not one (a worker that sent something else)."""
+
+
+def _record(kind, data):
+    if type(data) is not dict or set(data) - {f.name for f in fields(kind)}:
+        raise MalformedRecording(f"a {kind.__name__} that is not one")
+    return kind(**data)
+
+
+def from_plain(data):
+    """The :class:`Recording` that :func:`to_plain` made; :class:`MalformedRecording` for anything else."""
+    try:
+        rec = Recording(str(data["device_type"]),
+                        [_record(ForwardRecord, f) for f in data["forwards"]],
+                        [_record(LossRecord, r) for r in data["losses"]],
+                        [_record(StepRecord, s) for s in data["steps"]])
+        for forward in rec.forwards:
+            forward.autocast = tuple(forward.autocast)
+        for loss in rec.losses:
+            loss.autocast = tuple(loss.autocast)
+        return rec
+    except (TypeError, KeyError, ValueError) as error:
+        raise MalformedRecording(str(error)) from None

@@ -121,10 +121,11 @@ def scale_schedule(init_scale, growth_interval, overflows):
     return used, (scale, tracker)
 
 
-def expect_given_scaler_used(check, rec, scaler, used, after, accumulate, call, case):
+def expect_given_scaler_used(check, rec, state, used, after, accumulate, call, case):
     """Every loss of this call was scaled by the given scaler's scale at its step (``used``, one per step; the
     gradient reaching the loss is that scale divided by ``accumulate``, or not divided: that is graded by
-    ``check_accumulation``), and the scaler ends with ``after`` = (scale, growth tracker)."""
+    ``check_accumulation``), and the scaler ends with ``after`` = (scale, growth tracker); ``state`` is the given
+    scaler's ``state_dict()`` after the call."""
     __tracebackhide__ = True
     for batch in range(len(rec.forwards)):
         expected = used[batch // accumulate]
@@ -142,7 +143,7 @@ def expect_given_scaler_used(check, rec, scaler, used, after, accumulate, call, 
                 why = f"but the given scaler's scale at that step was {expected:g}"
             raise CheckFailure(check, f"call {call}, batch {batch}: the loss was multiplied by {got:g} before "
                                       f"backward, {why}.\nCase: {case}", hint=GIVEN_HINT)
-    state = scaler.state_dict()
+    state = state if type(state) is dict else {}
     scale, tracker = state.get("scale"), state.get("_growth_tracker")
     if (scale, tracker) != after:
         raise CheckFailure(check, f"after call {call} the scaler you passed has scale {scale} and growth tracker "

@@ -12,6 +12,13 @@ with ``torch.cuda.set_sync_debug_mode("warn")`` every such wait is a warning, so
 number of waits can be counted without a clock, and compared with the grader's own
 loop (``GradScaler.step`` itself waits once per step, to see whether the gradients
 overflowed).
+
+With trusted grading ``train_amp`` lives in the student's worker: its host syncs are counted
+there (:func:`student_host_syncs`, run beside it; a count reported by the student's process,
+so forgeable), and for the timing its run is built there (:class:`TimedRun`) while the
+float32 baseline (:func:`float32_timed_baseline`) runs in a clean worker, both timed by the
+grader's clock (``timing.measure_remote_speedup``). Neither path has run on a GPU yet
+(no GPU was lent when it was written, 2026-11-22).
 """
 
 import contextlib
@@ -23,6 +30,7 @@ import torch
 from ...errors import CheckFailure
 from ...student import call_student
 from ...timing import expect_speedup, sync_debug_mode
+from ...trusted import remote
 from . import problems
 from .problems import mse
 
@@ -124,6 +132,24 @@ def host_syncs(fn):
     return sum(1 for w in caught if "synchroniz" in str(w.message).lower())
 
 
+def _sync_problem(seed, count, device):
+    gen = torch.Generator().manual_seed(800 + seed)
+    model = problems.small_model(gen, device)
+    batches = problems.regression_batches(gen, count, device)
+    return model, batches, torch.optim.SGD(model.parameters(), lr=0.5)
+
+
+def student_host_syncs(train_amp, check, device, seed, count):
+    """``{"syncs": host syncs of train_amp (float16) on ``count`` batches}``, or ``{"failure": [detail, hint]}``;
+    run beside ``train_amp`` (reported by the student's process)."""
+    model, batches, opt = _sync_problem(seed, count, device)
+    try:
+        return {"syncs": host_syncs(lambda: call_student(check, lambda: train_amp(
+            model, batches, opt, mse, device_type=device, dtype=torch.float16), what="train_amp"))}
+    except CheckFailure as failure:
+        return {"failure": [failure.detail, failure.hint]}
+
+
 def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
     """On CUDA, ``train_amp`` (float16) waits for the GPU no more often per batch than the grader's own loop.
 
@@ -133,15 +159,16 @@ def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
     __tracebackhide__ = True
     counts = {"yours": {}, "grader": {}}
     for count in (1,) + SYNC_BATCHES:        # 1: warm-up (lazy initialisation is not a per-batch cost)
-        gen = torch.Generator().manual_seed(800 + seed)
-        model = problems.small_model(gen, device)
-        twin = copy.deepcopy(model)
-        batches = problems.regression_batches(gen, count, device)
-        opt = torch.optim.SGD(model.parameters(), lr=0.5)
-        twin_opt = torch.optim.SGD(twin.parameters(), lr=0.5)
-        yours = host_syncs(lambda: call_student(check, lambda: train_amp(
-            model, batches, opt, mse, device_type=device, dtype=torch.float16), what="train_amp"))
-        grader = host_syncs(lambda: float16_loop(twin, batches, twin_opt, mse, device))
+        answer = remote.beside(student_host_syncs, train_amp, check, device, seed, count)
+        if answer.get("failure"):
+            detail, hint = answer["failure"]
+            raise CheckFailure(check, str(detail), hint=hint)
+        yours = answer.get("syncs")
+        if type(yours) is not int:
+            raise CheckFailure(check, "the count of host syncs that came back from your notebook's process is "
+                                      "malformed.")
+        model, batches, opt = _sync_problem(seed, count, device)
+        grader = host_syncs(lambda: float16_loop(model, batches, opt, mse, device))
         if count in SYNC_BATCHES:
             counts["yours"][count], counts["grader"][count] = yours, grader
     (small, large), extra = SYNC_BATCHES, _extra_syncs(counts)
@@ -165,26 +192,18 @@ def _extra_syncs(counts):
     return (counts["yours"][large] - counts["yours"][small]) - (counts["grader"][large] - counts["grader"][small])
 
 
-def expect_faster_than_float32(check, train_amp, device, *, seed=0):
+def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TUTORIAL_WIDTH):
     """Time ``train_amp`` (float16) against :func:`float32_loop` on the tutorial's model, TF32 off for the
     baseline; return the :class:`SpeedResult`, its note naming the baseline's precision."""
     __tracebackhide__ = True
-    gen = torch.Generator().manual_seed(seed)
-    amp_model = tutorial_model(device)
-    base_model = copy.deepcopy(amp_model)
-    batches = tutorial_batches(gen, device)
-    amp_opt = torch.optim.SGD(amp_model.parameters(), lr=LEARNING_RATE)
-    base_opt = torch.optim.SGD(base_model.parameters(), lr=LEARNING_RATE)
-
-    def candidate():
-        return train_amp(amp_model, batches, amp_opt, mse, device_type=device, dtype=torch.float16)
-
-    def baseline():
-        return float32_loop(base_model, batches, base_opt, mse)
-
+    if type(train_amp) is remote.Remote:   # the run is built beside train_amp; the baseline runs in a clean worker
+        candidate, baseline = remote.beside(TimedRun, train_amp, device, seed, width), float32_timed_baseline
+        args = (torch.ones(1, device=device), seed, width)
+    else:
+        candidate, baseline, args = _local_runs(train_amp, device, seed, width)
     with full_float32_precision() as precision:
         try:
-            result = expect_speedup(check, "amp", candidate, baseline, (), device=device,
+            result = expect_speedup(check, "amp", candidate, baseline, args, device=device,
                                     what="train_amp with float16",
                                     hint="Use float16 autocast for the forward pass; keep the loop free of "
                                          "host synchronisations (no .item() per batch) and extra copies.")
@@ -193,3 +212,64 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0):
             raise
     result.note = (result.note + " " if result.note else "") + f"baseline: {precision}."
     return result
+
+
+def _local_runs(train_amp, device, seed, width):
+    """``(candidate, baseline, args)``: both loops on one tutorial model and its copy, in this process."""
+    gen = torch.Generator().manual_seed(seed)
+    amp_model = tutorial_model(device, width)
+    base_model = copy.deepcopy(amp_model)
+    batches = tutorial_batches(gen, device, width)
+    amp_opt = torch.optim.SGD(amp_model.parameters(), lr=LEARNING_RATE)
+    base_opt = torch.optim.SGD(base_model.parameters(), lr=LEARNING_RATE)
+
+    def candidate():
+        return train_amp(amp_model, batches, amp_opt, mse, device_type=device, dtype=torch.float16)
+
+    def baseline():
+        return float32_loop(base_model, batches, base_opt, mse)
+    return candidate, baseline, ()
+
+
+# ------------------------------------------------------------------ timed across processes (trusted grading)
+
+def _finished(losses, marker):
+    """What a timed run returns: ones like ``marker`` when it returned one number per batch, else zeros (the
+    timer compares every timed result with the baseline's)."""
+    ok = isinstance(losses, (list, tuple)) and len(losses) == TIMED_BATCHES and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in losses)
+    return torch.ones_like(marker) if ok else torch.zeros_like(marker)
+
+
+class TimedRun:
+    """The student's ``train_amp`` (float16) on the tutorial's problem, one call per timed call; made beside it."""
+
+    def __init__(self, train_amp, device, seed, width=TUTORIAL_WIDTH):
+        gen = torch.Generator().manual_seed(seed)
+        self.train_amp, self.device = train_amp, device
+        self.model = tutorial_model(device, width)
+        self.batches = tutorial_batches(gen, device, width)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=LEARNING_RATE)
+
+    def __call__(self, marker, seed, width):
+        with torch.enable_grad():      # the timer runs under no_grad; a training loop needs gradients
+            losses = self.train_amp(self.model, self.batches, self.optimizer, mse, device_type=self.device,
+                                    dtype=torch.float16)
+        return _finished(losses, marker)
+
+
+_BASELINES = {}
+
+
+def float32_timed_baseline(marker, seed, width=TUTORIAL_WIDTH):
+    """The grader's float32 loop on the tutorial's problem (built once per device, seed and width in this process),
+    TF32 off: the baseline a :class:`TimedRun` is timed against, in a worker where no student code ran."""
+    key = (str(marker.device), seed, width)
+    if key not in _BASELINES:
+        gen = torch.Generator().manual_seed(seed)
+        model = tutorial_model(marker.device, width)
+        _BASELINES[key] = (model, tutorial_batches(gen, marker.device, width),
+                           torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
+    model, batches, optimizer = _BASELINES[key]
+    with torch.enable_grad(), full_float32_precision():
+        return _finished(float32_loop(model, batches, optimizer, mse), marker)

@@ -1,0 +1,154 @@
+"""The student's side of the checkpoint checks: each run happens where ``save_checkpoint`` / ``load_checkpoint`` live.
+
+With trusted grading the student's functions are proxies for functions in their worker, and
+the model, optimizer and scaler they save and load into must be there too, with the file. So
+each check runs one of these functions beside them (``autograder.trusted.remote.beside``; in one
+process it simply runs here): it builds the run from the check's seed with the grader's own
+loop (``checkpoint.py``), calls the student's functions, and returns plain data: the step
+``load_checkpoint`` returned, the state dicts after loading (as plain dicts), the losses of the
+resumed run, the bytes of the file. A call that fails comes back as ``{"failure": [detail,
+hint]}`` and the run stops there. The check computes its expectations itself, from the same
+seeds, and judges.
+
+Reported by the student's process, so forgeable by a hostile student: whether the file was
+written and its bytes, the returned step, the states after loading, the resumed losses, and
+whether loading ran the pickled probe (:func:`refusal_run`). The file's bytes are judged by the
+grader itself, with ``torch.load(..., weights_only=True)``.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from ...errors import CheckFailure
+from ...student import call_student
+from . import checkpoint
+from . import problems
+
+MAX_FILE_BYTES = 64 << 20      # a checkpoint of the checks' small models is a few kB
+
+
+def _student(check, fn, *args, what):
+    """``(result, None)``, or ``(None, [detail, hint])`` when the call fails."""
+    try:
+        return call_student(check, fn, *args, what=what), None
+    except CheckFailure as failure:
+        return None, [failure.detail, failure.hint]
+
+
+def plain(value):
+    """A state dict as plain data: ordered dicts as dicts, tensors detached copies, other values as they are."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(plain(v) for v in value)
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    return value
+
+
+def state(model, optimizer, scaler):
+    """What a checkpoint must restore, as plain data: the three state dicts."""
+    return plain(checkpoint.snapshot(model, optimizer, scaler))
+
+
+def _written(path):
+    return {"path": str(path), "written": os.path.isfile(path) and os.path.getsize(path) > 0}
+
+
+@problems.single_threaded
+def roundtrip_run(save_checkpoint, load_checkpoint, check, seed, device, as_path):
+    """``check_checkpoint_roundtrip``'s run: train, save, train on, load into new objects and into the same ones.
+    Returns ``{"saved", "failure": the save's, "file", "loads": [{"step", "state"} or {"failure"}]}``; a failure
+    is ``[detail, hint]``, and the run stops there."""
+    gen = torch.Generator().manual_seed(900 + seed)
+    model, optimizer, scaler = checkpoint.make_run(gen, device)
+    before, after = checkpoint.ROUNDTRIP_STEPS
+    data = checkpoint.batches(gen, before + after, device)
+    checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
+    step = int(torch.randint(1, 100_000, (1,), generator=gen))
+    report = {"saved": state(model, optimizer, scaler), "loads": []}
+    with tempfile.TemporaryDirectory() as directory:
+        path = checkpoint.temporary_path(directory, as_path)
+        _, report["failure"] = _student(check, save_checkpoint, path, model, optimizer, scaler, step,
+                                        what="save_checkpoint")
+        report["file"] = _written(path)
+        if report["failure"] or not report["file"]["written"]:
+            return report
+        checkpoint.train_steps(model, optimizer, scaler, data[before:], device)  # the run goes on after the save
+        fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
+        for objects in (fresh, (model, optimizer, scaler)):
+            got, failure = _student(check, load_checkpoint, path, *objects, what="load_checkpoint")
+            report["loads"].append({"failure": failure} if failure else {"step": got, "state": state(*objects)})
+            if failure:
+                break
+    return report
+
+
+@problems.single_threaded
+def resume_run(save_checkpoint, load_checkpoint, check, seed):
+    """``check_checkpoint_resume_exact``'s run: interrupted after the cut, saved, resumed in new objects from the
+    file. Returns ``{"failure": the save's, "file", "load_failure", "step", "loaded": the state right after
+    loading, "losses": the resumed run's, "final"}``; the run stops at a failure, and the resumed run goes on only
+    when the step is the cut."""
+    gen = torch.Generator().manual_seed(1000 + seed)
+    start = checkpoint.make_model(gen)
+    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
+    cut = checkpoint.resume_cut(seed)
+    interrupted = checkpoint.run_from(start)
+    checkpoint.train_steps(*interrupted, data[:cut])
+    report = {}
+    with tempfile.TemporaryDirectory() as directory:
+        path = checkpoint.temporary_path(directory, False)
+        _, report["failure"] = _student(check, save_checkpoint, path, *interrupted, cut, what="save_checkpoint")
+        report["file"] = _written(path)
+        if report["failure"] or not report["file"]["written"]:
+            return report
+        del interrupted                                                    # the job was killed
+        resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
+        step, report["load_failure"] = _student(check, load_checkpoint, path, *resumed, what="load_checkpoint")
+    if report["load_failure"]:
+        return report
+    report["step"], report["loaded"] = step, state(*resumed)
+    if type(step) is int and step == cut:
+        report["losses"] = checkpoint.train_steps(*resumed, data[step:])
+        report["final"] = state(*resumed)
+    return report
+
+
+@problems.single_threaded
+def saved_file_run(save_checkpoint, check, seed):
+    """``check_checkpoint_weights_only``'s save: ``{"file", "content": the file's bytes}`` (or a ``"failure"``)."""
+    gen = torch.Generator().manual_seed(1100 + seed)
+    model, optimizer, scaler = checkpoint.make_run(gen)
+    checkpoint.train_steps(model, optimizer, scaler, checkpoint.batches(gen, 3 + seed % 3))
+    report = {}
+    with tempfile.TemporaryDirectory() as directory:
+        path = checkpoint.temporary_path(directory, False)
+        _, report["failure"] = _student(check, save_checkpoint, path, model, optimizer, scaler, 3,
+                                        what="save_checkpoint")
+        report["file"] = _written(path)
+        if report["file"]["written"] and not report["failure"]:
+            size = os.path.getsize(path)
+            report["content"] = Path(path).read_bytes() if size <= MAX_FILE_BYTES else size
+    return report
+
+
+@problems.single_threaded
+def refusal_run(load_checkpoint, check, content):
+    """``load_checkpoint`` on a copy of the checkpoint ``content`` (the file's bytes) with one pickled object added
+    (``checkpoint.with_probe``): ``{"probe_ran": whether unpickling it ran the probe}`` (or a ``"failure"``)."""
+    with tempfile.TemporaryDirectory() as directory:
+        original = Path(directory) / "checkpoint.pt"
+        original.write_bytes(content)
+        loaded = torch.load(original, weights_only=True)
+        path = checkpoint.probed_copy(loaded, directory)
+        model, optimizer, scaler = checkpoint.make_run(torch.Generator().manual_seed(0))
+        checkpoint.probe_runs.clear()
+        _, failure = _student(check, lambda: checkpoint.attempt(load_checkpoint, path, model, optimizer, scaler),
+                              what="load_checkpoint")
+        ran = bool(checkpoint.probe_runs)
+        checkpoint.probe_runs.clear()
+    return {"failure": failure, "probe_ran": ran}

@@ -1,0 +1,126 @@
+"""Checks for the checkpoint exercise of the ``amp`` assignment: ``save_checkpoint`` / ``load_checkpoint``.
+
+Each check runs the student's functions around the grader's own float16 loop where they live
+(``checkpoint_runs.py``, beside them), and judges what comes back (the step returned, the states
+after loading, the resumed run's losses, the file's bytes) against its own run from the same
+seeds (``checkpoint.py``).
+"""
+
+import tempfile
+from pathlib import Path
+
+import torch
+
+from ...errors import CheckFailure
+from ...spec import current_check, graded
+from ...trusted.remote import beside
+from . import checkpoint
+from . import checkpoint_runs
+from . import problems
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@graded(2, hidden=[{"as_path": True}])
+@problems.single_threaded
+def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_path=False):
+    """``save_checkpoint(path, model, optimizer, scaler, step)`` writes a file from which
+    ``load_checkpoint(path, model, optimizer, scaler)`` restores the model (parameters and buffers), the
+    optimizer's state, the scaler's state and returns the step: into new objects, and into the same objects
+    after they trained on (on the CPU, and on CUDA where there is a GPU)."""
+    __tracebackhide__ = True
+    check = current_check()
+    for device in _devices():
+        gen = torch.Generator().manual_seed(900 + seed)
+        model, optimizer, scaler = checkpoint.make_run(gen, device)
+        before, after = checkpoint.ROUNDTRIP_STEPS
+        data = checkpoint.batches(gen, before + after, device)
+        checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
+        step = int(torch.randint(1, 100_000, (1,), generator=gen))
+        saved = checkpoint.snapshot(model, optimizer, scaler)
+        case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
+                f"optimizer, scaler, step={step})")
+        report = beside(checkpoint_runs.roundtrip_run, save_checkpoint, load_checkpoint, check, seed, device,
+                        as_path)
+        if device != "cpu":     # CUDA kernels need not give bit-identical results in two processes
+            saved = report.get("saved")
+        checkpoint.expect_file(check, report, case)
+        loads = report.get("loads") or []
+        for k, into in enumerate(("new objects", f"the same objects, {after} steps later")):
+            if k >= len(loads):
+                raise CheckFailure(check, f"the run of load_checkpoint into {into} did not come back.")
+            checkpoint.expect_no_failure(check, loads[k].get("failure"))
+            when = f"after load_checkpoint(path, model, optimizer, scaler) into {into}"
+            checkpoint.expect_step(check, loads[k]["step"], step, f"{case}; load_checkpoint into {into}")
+            checkpoint.expect_state_restored(check, saved, loads[k]["state"], when, case)
+
+
+@graded(3, hidden=[{}])
+@problems.single_threaded
+def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
+    """A run interrupted after some steps, saved, and resumed from the checkpoint in new objects gives the
+    uninterrupted run's losses bit for bit (float16 autocast and a GradScaler on the CPU, the scale backing
+    off and growing across the interruption), and ends with the same model, optimizer and scaler state."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(1000 + seed)
+    start = checkpoint.make_model(gen)
+    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
+    cut = checkpoint.resume_cut(seed)
+    whole = checkpoint.run_from(start)
+    expected = checkpoint.train_steps(*whole, data)
+    interrupted = checkpoint.run_from(start)
+    losses = checkpoint.train_steps(*interrupted, data[:cut])
+    at_save = checkpoint.snapshot(*interrupted)
+    case = (f"{checkpoint.describe_problem()}; {len(data)} batches; the run is interrupted after {cut} steps "
+            f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
+            f"(load_checkpoint(path, model, optimizer, scaler))")
+    report = beside(checkpoint_runs.resume_run, save_checkpoint, load_checkpoint, check, seed)
+    checkpoint.expect_file(check, report, case)
+    checkpoint.expect_no_failure(check, report.get("load_failure"))
+    checkpoint.expect_step(check, report.get("step"), cut, case)
+    lost = checkpoint.state_differences(at_save, report.get("loaded"))
+    resumed = report.get("losses")
+    if type(resumed) is not list or not all(isinstance(loss, torch.Tensor) for loss in resumed):
+        raise CheckFailure(check, f"the resumed run's losses did not come back.\nCase: {case}")
+    losses += resumed
+    for b, (got, want) in enumerate(zip(losses, expected)):
+        if not torch.equal(got, want):
+            parts = ", ".join(lost) if lost else "nothing that load_checkpoint restored"
+            raise CheckFailure(check, f"batch {b}: the resumed run's loss is {got.item()!r}, the uninterrupted "
+                                      f"run's {want.item()!r}: the runs differ from the first step after the "
+                                      f"interruption on.\nRight after loading, what differed from the saved "
+                                      f"state: {parts}" + (f" ({next(iter(lost.values()))})" if lost else "")
+                                      + f".\nCase: {case}",
+                               hint=checkpoint.PART_HINTS[next(iter(lost))] if lost else checkpoint.LOAD_HINT)
+    if len(losses) != len(expected):
+        raise CheckFailure(check, f"the resumed run took {len(resumed)} steps, expected {len(expected) - cut}."
+                                  f"\nCase: {case}", hint=checkpoint.LOAD_HINT)
+    checkpoint.expect_state_restored(check, checkpoint.snapshot(*whole), report.get("final"),
+                                     "at the end of the resumed run", case, against="the uninterrupted run's")
+
+
+@graded(2, hidden=[{}])
+@problems.single_threaded
+def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
+    """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,
+    lists, numbers, strings, tensors: state dicts, no pickled object); and ``load_checkpoint`` refuses a file
+    that holds a pickled object instead of running it (it loads with ``weights_only=True``)."""
+    __tracebackhide__ = True
+    check = current_check()
+    case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
+    report = beside(checkpoint_runs.saved_file_run, save_checkpoint, check, seed)
+    checkpoint.expect_file(check, report, case)
+    content = report.get("content")
+    if type(content) is not bytes:
+        raise CheckFailure(check, f"the checkpoint file is {content} bytes, far more than these small models need "
+                                  f"(at most {checkpoint_runs.MAX_FILE_BYTES} bytes are read).\nCase: {case}",
+                           hint=checkpoint.SAVE_HINT)
+    with tempfile.TemporaryDirectory() as directory:        # the grader reads the file's bytes itself
+        path = Path(directory) / "checkpoint.pt"
+        path.write_bytes(content)
+        checkpoint.expect_weights_only_file(check, str(path), case)
+    refusal = beside(checkpoint_runs.refusal_run, load_checkpoint, check, content)
+    checkpoint.expect_refused(check, refusal, case)
