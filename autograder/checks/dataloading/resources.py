@@ -33,13 +33,13 @@ def open_paths_under(directory):
     return sorted(p for p in paths if os.path.realpath(p).startswith(directory + os.sep))
 
 
-def pass_and_files(check, dataset, directory, *, what):
+def pass_and_files(check, dataset, directory, *, what, timeout=None):
     """A full single-process pass; returns (items yielded, files under ``directory`` still open while the
     dataset lives, messages of ResourceWarnings about files closed by the garbage collector)."""
     __tracebackhide__ = True
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        count = call_student(check, lambda: sum(1 for _ in dataset), what=what)
+        count = call_student(check, lambda: sum(1 for _ in dataset), what=what, timeout=timeout)
         still_open = open_paths_under(directory)
         gc.collect()
     unclosed = [str(w.message) for w in caught
@@ -47,7 +47,7 @@ def pass_and_files(check, dataset, directory, *, what):
     return count, still_open, unclosed
 
 
-def peak_traced_bytes(check, dataset, *, what):
+def peak_traced_bytes(check, dataset, *, what, timeout=None):
     """(items, peak bytes traced by ``tracemalloc`` above the start) during a full single-process pass."""
     __tracebackhide__ = True
     was_tracing = tracemalloc.is_tracing()
@@ -57,7 +57,7 @@ def peak_traced_bytes(check, dataset, *, what):
         gc.collect()
         tracemalloc.reset_peak()
         start = tracemalloc.get_traced_memory()[0]
-        count = call_student(check, lambda: sum(1 for _ in dataset), what=what)
+        count = call_student(check, lambda: sum(1 for _ in dataset), what=what, timeout=timeout)
         return count, tracemalloc.get_traced_memory()[1] - start
     finally:
         if not was_tracing:
