@@ -35,7 +35,7 @@ from ...errors import CheckFailure
 from ...settings import settings
 from ...trusted.remote import WorkerLost, beside, beside_within
 from .batches import SyntheticImageDataset, arrays_in, as_array
-from .resources import pass_and_files, peak_traced_bytes
+from .resources import no_torch_modes, pass_and_files, peak_traced_bytes
 from .runs import load_all, start_method
 
 ANSWER_MARGIN_S = 30.0   # the grader waits this much longer for a pass than the pass's own limits in the worker
@@ -142,8 +142,9 @@ def load_beside(check, dataset, num_workers, *, where, timeout=None, **options):
 
 def load(check, dataset, num_workers, where, timeout, method, options):
     try:
-        return {"items": load_all(check, dataset, num_workers, where=where, timeout=timeout, method=method,
-                                  **options)}
+        with no_torch_modes():            # as in the grader's own process: nothing counts ops in a pass
+            return {"items": load_all(check, dataset, num_workers, where=where, timeout=timeout, method=method,
+                                      **options)}
     except CheckFailure as failure:
         return _failed(failure)
 
@@ -164,8 +165,9 @@ def load_collated(check, collate_images, samples, tensors, num_workers, *, where
 def collated_batches(check, collate_images, samples, tensors, num_workers, where, timeout, method, options):
     dataset = SyntheticImageDataset([synthetic.Sample(*s) for s in samples], tensors=tensors)
     try:
-        batches = load_all(check, dataset, num_workers, where=where, timeout=timeout, method=method,
-                           collate_fn=collate_images, **options)
+        with no_torch_modes():
+            batches = load_all(check, dataset, num_workers, where=where, timeout=timeout, method=method,
+                               collate_fn=collate_images, **options)
     except CheckFailure as failure:
         return _failed(failure)
     pinned = None
@@ -211,17 +213,18 @@ def open_files(check, dataset, directory, what, timeout):
     return {"count": count, "still_open": still_open, "unclosed": unclosed}
 
 
-def peak_of_pass(check, dataset, what):
+def peak_of_pass(check, dataset, what, *, warm_up=False):
     """``(items, peak bytes)`` of :func:`resources.peak_traced_bytes`, run where ``dataset`` lives."""
     __tracebackhide__ = True
     timeout = settings.call_timeout_s
-    answer = relay(check, beside_within(timeout + ANSWER_MARGIN_S, traced_peak, check, dataset, what, timeout))
+    answer = relay(check, beside_within(2 * timeout + ANSWER_MARGIN_S, traced_peak, check, dataset, what, timeout,
+                                        warm_up))
     return answer["count"], answer["peak"]
 
 
-def traced_peak(check, dataset, what, timeout):
+def traced_peak(check, dataset, what, timeout, warm_up):
     try:
-        count, peak = peak_traced_bytes(check, dataset, what=what, timeout=timeout)
+        count, peak = peak_traced_bytes(check, dataset, what=what, timeout=timeout, warm_up=warm_up)
     except CheckFailure as failure:
         return _failed(failure)
     return {"count": count, "peak": peak}
