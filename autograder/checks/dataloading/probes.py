@@ -264,7 +264,7 @@ def _same_array(image, copy):
 def _copied(value, depth=0):
     if isinstance(value, torch.Tensor):
         return value.detach().clone()
-    if hasattr(value, "copy") and hasattr(value, "flags"):      # a NumPy array
+    if isinstance(value, np.ndarray):
         return value.copy()
     if depth < 2 and type(value) in (list, tuple):
         return type(value)(_copied(v, depth + 1) for v in value)
