@@ -6,25 +6,28 @@ OpenCV as PNG and JPEG, written into shards by the grader's own writer together 
 images. ``TarImageDataset`` is therefore graded independently of the student's ``write_shards``. The
 exactly-once checks run real ``DataLoader`` worker processes (see :mod:`.runs` for time limits, clean-up and
 the start method); :mod:`.batches` holds the oracle and the expectations for ``collate_images``.
+
+Files, DataLoader passes, open files, traced memory and shared memory are made and seen where the student's code
+runs (:mod:`.probes`): under trusted grading that is the student's worker process, which writes the grader's data
+into its own temporary directory and sends back what a pass yielded, as data; the verdicts are computed here.
 """
 
+import functools
 import os
-import tempfile
 
 import numpy as np
-import torch
 
-from . import synthetic
+from . import probes, synthetic
 from ...errors import CheckFailure
 from ...settings import settings
 from ...student import call_student
 from ...spec import current_check, graded
+from ...trusted.remote import beside
 from .expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
-from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, as_array, call_collate, describe_batch,
+from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, call_collate, describe_batch,
                       expect_collated, expect_own_memory, make_batch, random_sizes)
-from .resources import pass_and_files, peak_traced_bytes
-from .runs import describe_run, load_all
+from .runs import describe_run
 
 # (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.
 WORKER_GRID = ((1, (0, 2, 3)), (2, (1, 2, 5)), (3, (2, 3, 5)), (7, (0, 2, 3, 5)))
@@ -37,12 +40,13 @@ LOADER_BATCH, LOADER_WORKERS = 3, 2
 LOADER_SIZES = synthetic.SIZES + ((1, 1), (30, 2))
 
 
-def _shard_set(directory, num_shards, rng, *, first_id=0, empty_shard=False):
-    """Shards with uneven numbers of images (and non-image members); returns (paths, samples in order)."""
+def _shard_set(student, directory, num_shards, rng, *, first_id=0, empty_shard=False):
+    """Shards with uneven numbers of images (and non-image members), written beside ``student``; returns (paths,
+    samples in order)."""
     total = num_shards * 2 + int(rng.integers(1, 5))
     samples = synthetic.make_samples(total, seed=int(rng.integers(1 << 30)), first_id=first_id)
     sizes = synthetic.split_sizes(total, num_shards, rng, empty_shard=empty_shard)
-    paths = synthetic.write_shards(directory, synthetic.group(samples, sizes))
+    paths = probes.write_shard_set(student, directory, synthetic.group(samples, sizes))
     return paths, samples
 
 
@@ -66,14 +70,12 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(100 + seed)
-    with tempfile.TemporaryDirectory(prefix="grader-images-") as root:
+    with probes.scratch(ImageDirectoryDataset, "grader-images-") as root:
         pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=seed, formats=("png",), prefix="img{id}")
         jpgs = synthetic.make_samples(3, seed=seed + 1, first_id=50, formats=("jpg",), prefix="img{id}")
         files = pngs + jpgs
         order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
-        synthetic.write_files(root, [files[i] for i in order])
-        with open(os.path.join(root, "notes.txt"), "w") as handle:
-            handle.write("not an image\n")
+        probes.write_samples(ImageDirectoryDataset, root, [files[i] for i in order] + [("notes.txt", b"not an image\n")])
         for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):
             by_path = sorted(chosen, key=lambda s: os.path.join(root, s.name))
             kwargs = {} if pattern == "*.png" else {"pattern": pattern}
@@ -98,7 +100,7 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                 expect_index_error(check, dataset, bad, where)
         _expect_loader_order(check, ImageDirectoryDataset, root, sorted(pngs, key=lambda s: s.name))
         empty = os.path.join(root, "empty")
-        os.mkdir(empty)
+        probes.write_samples(ImageDirectoryDataset, empty, [])
         dataset = call_student(check, ImageDirectoryDataset, empty, what="ImageDirectoryDataset")
         length = call_student(check, len, dataset, what="len(dataset)")
         if length != 0:
@@ -109,7 +111,7 @@ def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
     __tracebackhide__ = True
     dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset")
     where = "ImageDirectoryDataset in DataLoader(num_workers=2)"
-    items = load_all(check, dataset, 2, where=where)
+    items = probes.load_beside(check, dataset, 2, where=where)
     got = [synthetic.decode_id(image) for image in items]
     if got != [s.sample_id for s in samples]:
         raise CheckFailure(check, f"with {where}: the images came out in another order than the sorted files.")
@@ -125,15 +127,15 @@ def check_write_shards(write_shards, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(200 + seed)
-    with tempfile.TemporaryDirectory(prefix="grader-write-") as root:
+    with probes.scratch(write_shards, "grader-write-") as root:
         count = int(rng.integers(9, 15))
         samples = synthetic.make_samples(count, seed=seed)
-        paths = synthetic.write_files(os.path.join(root, "images"), samples)
+        paths = probes.write_samples(write_shards, os.path.join(root, "images"), samples)
         given = [paths[i] for i in rng.permutation(count)]
         by_name = {s.name: s for s in samples}
         for num_shards in (3, 1, count, 4 + seed % 3):
             out_dir = os.path.join(root, f"out-{num_shards}")
-            os.mkdir(out_dir)
+            probes.write_samples(write_shards, out_dir, [])
             where = f"write_shards(<{count} image paths>, out_dir, num_shards={num_shards})"
             layout = written_layout(check, write_shards, given, out_dir, num_shards, where)
             found = [name for members in layout for name, _ in members]
@@ -155,7 +157,7 @@ def check_write_shards(write_shards, *, seed=0):
                 raise CheckFailure(check, f"{where} wrote shards of {sizes} images; sizes may differ by at most one.",
                                    hint="Give the first len % num_shards shards one image more than the others.")
             again_dir = os.path.join(root, f"again-{num_shards}")
-            os.mkdir(again_dir)
+            probes.write_samples(write_shards, again_dir, [])
             again = written_layout(check, write_shards, given, again_dir, num_shards, where)
             if [[n for n, _ in m] for m in again] != [[n for n, _ in m] for m in layout]:
                 raise CheckFailure(check, f"{where} called twice with the same input wrote different shards.",
@@ -166,14 +168,6 @@ def check_write_shards(write_shards, *, seed=0):
 
 # ------------------------------------------------------------------ TarImageDataset
 
-def _odd_samples(first_id):
-    """A grey PNG and a PNG with an alpha channel: OpenCV's IMREAD_COLOR gives both three channels."""
-    grey = np.tile(np.arange(0, 240, 20, dtype=np.uint8), (7, 1))
-    rgba = np.dstack([synthetic.synthetic_image(first_id + 1, 6, 10), np.full((6, 10), 128, np.uint8)])
-    return [synthetic.Sample(f"grey-{first_id:06d}.png", first_id, "png", synthetic.encode(grey, "png")),
-            synthetic.Sample(f"alpha-{first_id + 1:06d}.png", first_id + 1, "png", synthetic.encode(rgba, "png"))]
-
-
 @graded(2, hidden=[{}])
 def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
     """A single-process pass yields ``(name, image)`` for every image member, shard after shard in archive order,
@@ -182,12 +176,12 @@ def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(300 + seed)
-    with tempfile.TemporaryDirectory(prefix="grader-decode-") as root:
-        samples = synthetic.make_samples(int(rng.integers(10, 16)), seed=seed) + _odd_samples(1000)
+    with probes.scratch(TarImageDataset, "grader-decode-") as root:
+        samples = synthetic.make_samples(int(rng.integers(10, 16)), seed=seed) + synthetic.odd_samples(1000)
         order = rng.permutation(len(samples))
         samples = [samples[i] for i in order]
         sizes = synthetic.split_sizes(len(samples), 3, rng)
-        paths = synthetic.write_shards(root, synthetic.group(samples, sizes))
+        paths = probes.write_shard_set(TarImageDataset, root, synthetic.group(samples, sizes))
         where = f"TarImageDataset over {len(paths)} shards of {sizes} images (and non-image members), no DataLoader"
         dataset = _construct(check, TarImageDataset, paths)
         items = [as_item(check, item, where=where, position=i)
@@ -213,13 +207,13 @@ def check_tar_dataset_errors(TarImageDataset, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(400 + seed)
-    with tempfile.TemporaryDirectory(prefix="grader-errors-") as root:
+    with probes.scratch(TarImageDataset, "grader-errors-") as root:
         samples = synthetic.make_samples(6, seed=seed)
         bad_name = "broken-000099.png" if seed % 2 == 0 else "empty-000099.jpg"
         bad_bytes = rng.integers(0, 256, 300, dtype=np.uint8).tobytes() if seed % 2 == 0 else b""
-        good = synthetic.write_shards(os.path.join(root, "good"), [samples[:3]])[0]
+        good = probes.write_shard_set(TarImageDataset, os.path.join(root, "good"), [samples[:3]])[0]
         members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name, samples[5].data)]
-        bad = synthetic.write_tar(os.path.join(root, "damaged-0001.tar"), members)
+        bad = beside(probes.write_tars, TarImageDataset, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
         dataset = _construct(check, TarImageDataset, [good, bad])
 
         def attempt():
@@ -265,7 +259,7 @@ def _exactly_once_over(check, TarImageDataset, paths, samples, runs, *, world_si
 def _load_items(check, dataset, num_workers, where):
     __tracebackhide__ = True
     return [as_item(check, item, where=where, position=i)
-            for i, item in enumerate(load_all(check, dataset, num_workers, where=where))]
+            for i, item in enumerate(probes.load_beside(check, dataset, num_workers, where=where))]
 
 
 @graded(3, hidden=[{}])
@@ -276,10 +270,10 @@ def check_tar_dataset_workers(TarImageDataset, *, seed=0, grid=WORKER_GRID):
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(500 + seed)
-    with tempfile.TemporaryDirectory(prefix="grader-workers-") as root:
+    with probes.scratch(TarImageDataset, "grader-workers-") as root:
         for num_shards, runs in grid:
             directory = os.path.join(root, f"{num_shards}-shards")
-            paths, samples = _shard_set(directory, num_shards, rng, empty_shard=num_shards >= 7)
+            paths, samples = _shard_set(TarImageDataset, directory, num_shards, rng, empty_shard=num_shards >= 7)
             _exactly_once_over(check, TarImageDataset, paths, samples, runs)
 
 
@@ -290,10 +284,10 @@ def check_tar_dataset_ranks(TarImageDataset, *, seed=0, grid=RANK_GRID):
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(600 + seed)
-    with tempfile.TemporaryDirectory(prefix="grader-ranks-") as root:
+    with probes.scratch(TarImageDataset, "grader-ranks-") as root:
         for num_shards, world_size in grid:
             directory = os.path.join(root, f"{num_shards}-shards-{world_size}-ranks")
-            paths, samples = _shard_set(directory, num_shards, rng)
+            paths, samples = _shard_set(TarImageDataset, directory, num_shards, rng)
             _exactly_once_over(check, TarImageDataset, paths, samples, (RANK_WORKERS,), world_size=world_size)
 
 
@@ -306,11 +300,11 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
     check = current_check()
     rng = np.random.default_rng(700 + seed)
     limits = settings.dataloading
-    with tempfile.TemporaryDirectory(prefix="grader-resources-") as root:
-        paths, samples = _shard_set(os.path.join(root, "files"), 3, rng)
+    with probes.scratch(TarImageDataset, "grader-resources-") as root:
+        paths, samples = _shard_set(TarImageDataset, os.path.join(root, "files"), 3, rng)
         dataset = _construct(check, TarImageDataset, paths)
         where = f"a full pass over TarImageDataset of {len(paths)} shards, no DataLoader"
-        count, still_open, unclosed = pass_and_files(check, dataset, root, what="TarImageDataset")
+        count, still_open, unclosed = probes.files_after_pass(check, dataset, root, "TarImageDataset")
         if count != len(samples):
             raise CheckFailure(check, f"with {where}: {count} items came out, expected {len(samples)}.")
         if still_open:
@@ -325,10 +319,12 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
         small, large = limits.memory_members
         peaks = {}
         for members in (small, large):
-            path = synthetic.write_tar(os.path.join(root, f"many-{members}.tar"),
-                                       [(f"{i:07d}.png", synthetic.tiny_png()) for i in range(members)])
+            shard = (os.path.join(root, f"many-{members}.tar"),
+                     [(f"{i:07d}.png", synthetic.tiny_png()) for i in range(members)])
+            path = beside(probes.write_tars, TarImageDataset, [shard])[0]
             dataset = _construct(check, TarImageDataset, [path])
-            count, peaks[members] = peak_traced_bytes(check, dataset, what=f"TarImageDataset over {members} members")
+            count, peaks[members] = probes.peak_of_pass(check, dataset, f"TarImageDataset over {members} members",
+                                                        warm_up=members == small)   # first-pass costs not counted
             if count != members:
                 raise CheckFailure(check, f"a shard of {members} images gave {count} items.")
         per_member = (peaks[large] - peaks[small]) / (large - small)
@@ -370,9 +366,9 @@ def check_collate_images_copies(collate_images, *, seed=0):
     rng = np.random.default_rng(850 + seed)
     for sizes, tensors in COPY_BATCHES:
         items = make_batch(rng, sizes, tensors=tensors)
-        before = [as_array(image).copy() for _, image in items]
-        result = call_collate(check, collate_images, items)
-        expect_own_memory(check, result, items, before, where=f"collate_images on {describe_batch(items)}")
+        copies = functools.partial(beside, probes.collate_copies, collate_images)   # the call, where it lives
+        facts = call_collate(check, copies, items)
+        expect_own_memory(check, facts, items, where=f"collate_images on {describe_batch(items)}")
 
 
 @graded(2, hidden=[{"tensors": True}])
@@ -393,8 +389,8 @@ def check_collate_images_loader(collate_images, *, seed=0, tensors=False):
              f"batch_size={LOADER_BATCH}, num_workers={LOADER_WORKERS}, collate_fn=collate_images, pin_memory=True)")
     planned = [order[i:i + LOADER_BATCH] for i in range(0, count, LOADER_BATCH)]
     call_collate(check, collate_images, [dataset[i] for i in planned[0]])   # an error shows best in this process
-    batches = load_all(check, dataset, LOADER_WORKERS, where=where, batch_size=LOADER_BATCH,
-                       collate_fn=collate_images, sampler=order, pin_memory=True)
+    batches, pinned = probes.load_collated(check, collate_images, samples, tensors, LOADER_WORKERS, where=where,
+                                           batch_size=LOADER_BATCH, sampler=order, pin_memory=True)
     if len(batches) != len(planned):
         raise CheckFailure(check, f"with {where}: {len(batches)} batches came out, expected {len(planned)}.")
     items = []
@@ -406,10 +402,10 @@ def check_collate_images_loader(collate_images, *, seed=0, tensors=False):
         items += [(name, images[row, :, :h, :w].permute(1, 2, 0).numpy())
                   for row, (name, (h, w)) in enumerate(zip(names, sizes.tolist()))]
     expect_exactly_once(check, {"one process": items}, samples, where=where)
-    if torch.cuda.is_available():
-        for number, (_, images, sizes) in enumerate(batches):
-            for label, tensor in (("images", images), ("sizes", sizes)):
-                if not tensor.is_pinned():
+    if pinned is not None:                     # CUDA where the batches were made: were they pinned there?
+        for number, flags in enumerate(pinned):
+            for label, flag in zip(("images", "sizes"), flags):
+                if not flag:
                     raise CheckFailure(check, f"with {where}: batch {number}'s {label} is not in pinned memory.",
                                        hint="Return plain tensors in a tuple: the DataLoader pins every tensor in "
                                             "a tuple, list or dict (and objects with a pin_memory() method).")

@@ -4,15 +4,17 @@ Each helper raises a :class:`CheckFailure` whose message names the configuration
 expected against got, and a hint.
 """
 
+import functools
 import os
 from collections import Counter, defaultdict
 
 import numpy as np
 
-from . import synthetic
+from . import probes, synthetic
 from ...errors import CheckFailure
 from ...settings import settings
 from ...student import call_student
+from ...trusted.remote import beside
 
 DUPLICATE_HINT = ("Every DataLoader worker (and every rank) gets its own copy of the dataset and iterates it from "
                   "the start: use torch.utils.data.get_worker_info() and the rank to give each of the "
@@ -161,29 +163,24 @@ def expect_index_error(check, dataset, index, where):
 
 
 def written_layout(check, write_shards, given, out_dir, num_shards, where):
-    """``[[(member name, bytes), ...] per shard]`` after checking the returned paths and the files written."""
+    """``[[(member name, bytes), ...] per shard]`` after checking the returned paths and the files written (read
+    where ``write_shards`` wrote them: :func:`.probes.shard_layout`)."""
     __tracebackhide__ = True
     returned = call_student(check, write_shards, list(given), out_dir, num_shards, what="write_shards")
     expected = [os.path.join(out_dir, f"shard-{i:05d}.tar") for i in range(num_shards)]
-    try:
-        returned_paths = [os.path.realpath(os.fspath(p)) for p in returned]
-    except TypeError:
-        returned_paths = None
-    if returned_paths != [os.path.realpath(p) for p in expected]:
+    facts = beside(probes.shard_layout, write_shards, returned, out_dir, num_shards)
+    if not facts["returned"]:
         raise CheckFailure(check, f"{where} returned {str(returned)[:200]}; expected the {num_shards} shard paths "
                                   f"{[os.path.basename(p) for p in expected][:3]}... in order.",
                            hint="Name shard i f'shard-{i:05d}.tar' inside out_dir and return the list of paths.")
-    written = sorted(os.listdir(out_dir))
+    written = facts["written"]
     if written != [os.path.basename(p) for p in expected]:
         raise CheckFailure(check, f"{where} left {written[:5]} in out_dir; expected exactly the shard files.")
     layout = []
-    for path in expected:
-        try:
-            members = synthetic.read_tar_members(path)
-        except Exception as error:  # noqa: BLE001 - any unreadable shard is the student's
-            raise CheckFailure(check, f"{where}: {os.path.basename(path)} is not a readable tar file ({error}).") \
-                from None
-        layout.append([(name, data) for name, data in members if data is not None])
+    for path, members in zip(expected, facts["shards"]):
+        if isinstance(members, str):
+            raise CheckFailure(check, f"{where}: {os.path.basename(path)} is not a readable tar file ({members}).")
+        layout.append([(name, data) for name, data in members])
     return layout
 
 
@@ -205,16 +202,7 @@ def expect_value_error(check, write_shards, given, out_dir, num_shards):
 def expect_missing_shard(check, TarImageDataset, paths):
     __tracebackhide__ = True
     where = "TarImageDataset([an existing shard, 'missing-0002.tar'])"
-
-    def attempt():
-        yielded = 0
-        try:
-            dataset = TarImageDataset(list(paths))
-            for _ in dataset:
-                yielded += 1
-        except FileNotFoundError:
-            return yielded
-        return None
+    attempt = functools.partial(beside, probes.missing_shard_attempt, TarImageDataset, list(paths))
     yielded = call_student(check, attempt, what=where)
     if yielded is None:
         raise CheckFailure(check, f"{where}: neither building it nor a full pass raised FileNotFoundError.",

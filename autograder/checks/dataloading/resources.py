@@ -6,12 +6,27 @@ collector, rather than the dataset, closes a file. Memory is the peak that ``tra
 over a shard of few members and one of many: a dataset that keeps every member it read grows with the shard.
 """
 
+import contextlib
 import gc
 import os
 import tracemalloc
 import warnings
 
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
 from ...student import call_student
+
+
+@contextlib.contextmanager
+def no_torch_modes():
+    """No torch function or dispatch mode (an op recorder: the trusted worker records every call of student code)
+    sees the block, as none does in the grader's own process; tensor subclasses keep working."""
+    with contextlib.ExitStack() as stack:
+        while torch._C._len_torch_function_stack():
+            stack.enter_context(torch.overrides._pop_mode_temporarily())
+        stack.enter_context(_disable_current_modes())
+        yield
 
 
 def open_paths_under(directory):
@@ -33,13 +48,13 @@ def open_paths_under(directory):
     return sorted(p for p in paths if os.path.realpath(p).startswith(directory + os.sep))
 
 
-def pass_and_files(check, dataset, directory, *, what):
+def pass_and_files(check, dataset, directory, *, what, timeout=None):
     """A full single-process pass; returns (items yielded, files under ``directory`` still open while the
     dataset lives, messages of ResourceWarnings about files closed by the garbage collector)."""
     __tracebackhide__ = True
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        count = call_student(check, lambda: sum(1 for _ in dataset), what=what)
+        count = call_student(check, lambda: sum(1 for _ in dataset), what=what, timeout=timeout)
         still_open = open_paths_under(directory)
         gc.collect()
     unclosed = [str(w.message) for w in caught
@@ -47,9 +62,16 @@ def pass_and_files(check, dataset, directory, *, what):
     return count, still_open, unclosed
 
 
-def peak_traced_bytes(check, dataset, *, what):
-    """(items, peak bytes traced by ``tracemalloc`` above the start) during a full single-process pass."""
+def peak_traced_bytes(check, dataset, *, what, timeout=None, warm_up=False):
+    """(items, peak bytes traced by ``tracemalloc`` above the start) during a full single-process pass.
+
+    No torch mode sees the pass (:func:`no_torch_modes`): an op recorder would otherwise add its own bytes for
+    every torch call the dataset makes, per member. With
+    ``warm_up``, an untraced pass first does what a first pass does once (lazy imports, caches)."""
     __tracebackhide__ = True
+    if warm_up:
+        with no_torch_modes():
+            call_student(check, lambda: sum(1 for _ in dataset), what=what, timeout=timeout)
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -57,7 +79,8 @@ def peak_traced_bytes(check, dataset, *, what):
         gc.collect()
         tracemalloc.reset_peak()
         start = tracemalloc.get_traced_memory()[0]
-        count = call_student(check, lambda: sum(1 for _ in dataset), what=what)
+        with no_torch_modes():
+            count = call_student(check, lambda: sum(1 for _ in dataset), what=what, timeout=timeout)
         return count, tracemalloc.get_traced_memory()[1] - start
     finally:
         if not was_tracing:

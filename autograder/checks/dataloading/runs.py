@@ -64,11 +64,12 @@ def reaping_workers():
 
 
 def load_all(check, dataset, num_workers, *, where, timeout=None, batch_size=None, collate_fn=None,
-             sampler=None, pin_memory=False):
+             sampler=None, pin_memory=False, method=None):
     """Every item (or batch) a ``DataLoader(dataset, batch_size, num_workers=..., ...)`` yields, as a list.
 
     The defaults give single samples (``batch_size=None``); ``batch_size``, ``collate_fn``, ``sampler`` and
-    ``pin_memory`` are passed to the DataLoader as given. A pass that raises, or lasts longer than ``timeout``
+    ``pin_memory`` are passed to the DataLoader as given; ``method`` is the start method (default:
+    :func:`start_method`). A pass that raises, or lasts longer than ``timeout``
     seconds, becomes a :class:`CheckFailure` naming ``where`` (the configuration); worker processes never
     outlive the call.
     """
@@ -76,7 +77,7 @@ def load_all(check, dataset, num_workers, *, where, timeout=None, batch_size=Non
     timeout = settings.dataloader_timeout_s if timeout is None else timeout
     options = {}
     if num_workers:
-        method = start_method()
+        method = method or start_method()
         for code in (type(dataset), collate_fn):
             if code is not None and method != "fork" and not _importable_by_workers(code):
                 name = getattr(code, "__name__", code)

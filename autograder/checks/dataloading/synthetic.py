@@ -95,6 +95,14 @@ def make_samples(count, *, seed=0, first_id=0, formats=("png", "jpg"), sizes=SIZ
     return samples
 
 
+def odd_samples(first_id):
+    """A grey PNG and a PNG with an alpha channel: OpenCV's IMREAD_COLOR gives both three channels."""
+    grey = np.tile(np.arange(0, 240, 20, dtype=np.uint8), (7, 1))
+    rgba = np.dstack([synthetic_image(first_id + 1, 6, 10), np.full((6, 10), 128, np.uint8)])
+    return [Sample(f"grey-{first_id:06d}.png", first_id, "png", encode(grey, "png")),
+            Sample(f"alpha-{first_id + 1:06d}.png", first_id + 1, "png", encode(rgba, "png"))]
+
+
 def tiny_png():
     """The bytes of a 2x2 PNG (about 70 bytes): shards of many such members test per-member memory."""
     return encode(synthetic_image(0, 2, 2), "png")
@@ -132,17 +140,18 @@ def with_extras(samples, shard_index):
     return members
 
 
-def write_shards(out_dir, groups, *, extras=True, stem="part"):
-    """One tar file per group of samples in ``out_dir`` (``part-0000.tar``, ...); returns their paths as str.
+def shard_plan(out_dir, groups, *, extras=True, stem="part"):
+    """``[(path, members)]``: one tar file per group of samples in ``out_dir`` (``part-0000.tar``, ...), each with
+    its images and, with ``extras``, non-image members (see :func:`with_extras`)."""
+    return [(os.path.join(out_dir, f"{stem}-{index:04d}.tar"),
+             with_extras(group, index) if extras else [(s.name, s.data) for s in group])
+            for index, group in enumerate(groups)]
 
-    With ``extras``, each shard also holds non-image members (see :func:`with_extras`).
-    """
+
+def write_shards(out_dir, groups, *, extras=True, stem="part"):
+    """The tar files of :func:`shard_plan`, written; returns their paths as str."""
     os.makedirs(out_dir, exist_ok=True)
-    paths = []
-    for index, group in enumerate(groups):
-        members = with_extras(group, index) if extras else [(s.name, s.data) for s in group]
-        paths.append(write_tar(os.path.join(out_dir, f"{stem}-{index:04d}.tar"), members))
-    return paths
+    return [write_tar(path, members) for path, members in shard_plan(out_dir, groups, extras=extras, stem=stem)]
 
 
 def split_sizes(total, num_shards, rng, *, empty_shard=False):
