@@ -99,6 +99,11 @@ class Session:
         except (wire.WireError, EOFError, OSError, TimeoutError) as error:
             self.close(f"{type(error).__name__}: {error}" if not isinstance(error, TimeoutError) else str(error))
             raise WorkerLost(self.lost) from None
+        except BaseException:
+            # Interrupted here (the grader's own time limit, say): the answer would come up to the next request,
+            # so this worker is done; the next request meets WorkerLost and a runner starts a fresh worker.
+            self.close("the grader stopped waiting for an answer")
+            raise
         if type(answer) is not dict:
             self.close("the worker sent something that is not an answer")
             raise WorkerLost(self.lost)
