@@ -24,7 +24,7 @@ from .results import grade_item
 
 # The topics graded this way (their checks take remote objects and were proved so: tests/trusted); the others
 # still run in a kernel until theirs are (docs/security.md).
-TRUSTED_TOPICS = ("stability", "operators")
+TRUSTED_TOPICS = ("stability", "operators", "vectorization")
 
 
 @dataclass
