@@ -146,13 +146,14 @@ def variant(args, k):
     return tuple(a + k / 8 if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
 
 
-REMOTE_SAMPLE_CALLS = (8, 256)   # calls per timed request to a worker: at least, at most
+REMOTE_SAMPLE_CALLS = (8, 256)   # calls per timed request to a worker: at least (but 1 for a slow call), at most
 
 
 def measure_remote_speedup(check, candidate, baseline, args, *, device, what):
     """As :func:`measure_speedup`, for a candidate in a student's worker: the baseline runs in a clean worker
     started the same way, both on fresh variants of ``args`` (:func:`variant`), both timed here around the
-    request, interleaved, so both pay the same transfer; every result is checked against the baseline's."""
+    request, interleaved, so both pay the same transfer; every result is checked against the baseline's. Each side
+    makes as many calls per request as its own warm-up says (:func:`_calls_per_request`): a slow loop one."""
     __tracebackhide__ = True
     session = candidate._session
     clean = session.twin()
@@ -163,21 +164,35 @@ def measure_remote_speedup(check, candidate, baseline, args, *, device, what):
     def sample(where, fn, count):
         return where.timed(fn, args, count, threads=threads, timeout=timeout)
 
-    low, high = REMOTE_SAMPLE_CALLS
-    count = low
+    count = 1
     for _ in range(settings.speed.warmup + 1):
         _, seconds = sample(session, candidate, count)
-    count = max(low, min(high, math.ceil(count * 4 * settings.speed.min_sample_s / max(seconds, 1e-9))))
+        count = _calls_per_request(count, seconds)
+    _, seconds = sample(clean, target, 1)      # the baseline's warm-up, and how long one call of it lasts
+    base_count = _calls_per_request(1, seconds)
     base, cand = [], []
     for r in range(settings.speed.repeats):
-        expected, base_s = sample(clean, target, count)
+        calls = max(count, base_count) if r == 0 else base_count   # the first answers every checked result
+        expected, base_s = sample(clean, target, calls)
         got, cand_s = sample(session, candidate, count)
-        base.append(base_s / count)
+        base.append(base_s / calls)
         cand.append(cand_s / count)
         if r == 0:
             _expect_same_results(check, got, expected, what)
     base_s, cand_s = statistics.median(base), statistics.median(cand)
     return base_s / max(cand_s, 1e-12), cand_s, base_s
+
+
+def _calls_per_request(count, seconds):
+    """Calls per timed request for a function ``count`` calls of which took ``seconds``: enough to last
+    ``4 * min_sample_s``, at least ``REMOTE_SAMPLE_CALLS[0]`` (a request's own cost) unless one call alone lasts
+    that long (a slow loop: one call per request, as ``measure_speedup`` does in-process), at most
+    ``REMOTE_SAMPLE_CALLS[1]``."""
+    low, high = REMOTE_SAMPLE_CALLS
+    sample_s = 4 * settings.speed.min_sample_s
+    per_call = max(seconds / count, 1e-9)
+    wanted = math.ceil(sample_s / per_call)
+    return min(high, wanted if per_call >= sample_s else max(low, wanted))
 
 
 def _expect_same_results(check, got, expected, what):

@@ -103,6 +103,11 @@ class Session:
         except wire.WireError as error:
             self.close(f"it sent a malformed answer ({error})")
             raise WorkerLost(self.lost) from None
+        except BaseException:
+            # Interrupted here (the grader's own time limit, say): the answer would come up to the next request,
+            # so this worker is done; the next request meets WorkerLost and a runner starts a fresh worker.
+            self.close("the grader stopped waiting for an answer")
+            raise
         if type(answer) is not dict:
             self.close("it sent something that is not an answer")
             raise WorkerLost(self.lost)

@@ -196,3 +196,84 @@ def test_correct_code_recompiles_for_size_one_and_equal_sizes():
 def _debug_cache_is_empty(fn):
     from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
     return _debug_get_cache_entry_list(fn.__code__) == []
+
+
+# ------------------------------------------------------------------ trusted grading: facts from the student's worker
+
+def test_compile_facts_are_gathered_under_the_workers_recorder():
+    """The trusted worker runs every call under the op recorder's modes, which torch.compile refuses; the compile
+    probes step outside them and put them back."""
+    from autograder.oprecorder import open_record, record_ops
+
+    x, lengths = masked_mean.make_input(torch.Generator().manual_seed(0), 3, 5, 2, empty_rows=False)
+    item = MUTANTS["masked_batch_mean calling .item() on lengths"][0]["masked_batch_mean"]
+    with record_ops() as record:
+        session = compiling.open_compiled(reference(TOPIC)["masked_batch_mean"])
+        try:
+            out, failure = session(x, lengths)
+            assert failure is None and session.graphs == 1 and session.reasons() == []
+        finally:
+            compiling.close_compiled(session)
+        assert compiling.explain_breaks(reference(TOPIC)["masked_batch_mean"], x, lengths) == []
+        assert "Tensor.item()" in compiling.explain_breaks(item, x, lengths)[0][0]
+        assert open_record() is record
+    torch.testing.assert_close(out.double(), masked_mean.oracle(x, lengths))
+
+
+def test_host_syncs_counted_in_a_worker_are_judged_here(monkeypatch):
+    from autograder.checks.vectorization import worker_facts
+
+    tensor, indices = vectorization.speed_args("cpu")
+    assert worker_facts.expect_no_per_row_sync_facts("demo", vectorization.loop_gather, tensor, indices, (4, 64),
+                                                     what="batch_gather") is None      # not on CUDA: nothing
+    monkeypatch.setattr(worker_facts, "count_host_syncs", lambda check, fn, t, i, what: (None, 2 * len(t)))
+    with pytest.raises(CheckFailure) as excinfo:
+        worker_facts.expect_no_per_row_sync_facts("demo", vectorization.loop_gather, tensor, indices, (4, 64),
+                                                  what="batch_gather")
+    assert "grows with the batch (batch 4: 8, batch 64: 128 host synchronisations)" in excinfo.value.detail
+    assert excinfo.value.measurements == {"host_syncs": {4: 8, 64: 128}}
+
+
+def test_a_remote_submission_is_graded_like_a_local_one(tmp_path):
+    """In a worker (trusted grading): a TorchScript function is recognised, its errors count as torch.jit.Error,
+    and an in-place write into an input is seen although the grader's inputs are copies."""
+    from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+
+    cell = '''
+import torch
+from typing import List
+
+def loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("batch sizes differ")
+    if indices.numel() > 0 and (bool(indices.min() < 0) or bool(indices.max() >= tensor.shape[1])):
+        raise IndexError("out of range")
+    rows: List[torch.Tensor] = []
+    for b in range(tensor.shape[0]):
+        rows.append(tensor[b][indices[b]])
+    return torch.stack(rows)
+
+def silent(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    if indices.shape[0] != tensor.shape[0]:
+        raise ValueError("wrong shapes")
+    return loop(tensor, indices)
+
+scripted, scripted_silent = torch.jit.script(loop), torch.jit.script(silent)
+
+def zeroing(x, lengths):
+    x.masked_fill_(~(torch.arange(x.shape[1]) < lengths[:, None])[:, :, None], 0)
+    return x.sum(1) / lengths.clamp(min=1)[:, None].to(x.dtype)
+'''
+    worker = NotebookWorker([("cell", cell)], plain_launcher, str(tmp_path))
+    try:
+        remote = RemoteNamespace(worker)
+        vectorization.check_batch_gather_errors(remote["scripted"])
+        vectorization.check_scripted_gather(remote["scripted"], cases=4)
+        with pytest.raises(CheckFailure, match="does not say that the batch sizes differ"):
+            vectorization.check_batch_gather_errors(remote["scripted_silent"])
+        with pytest.raises(CheckFailure, match="is a function, not a TorchScript function"):
+            vectorization.check_scripted_gather(remote["loop"], cases=4)
+        with pytest.raises(CheckFailure, match="changed its input \\(`x`"):
+            vectorization.check_masked_mean_values(remote["zeroing"], cases=4)
+    finally:
+        worker.close()

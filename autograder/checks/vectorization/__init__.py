@@ -16,8 +16,9 @@ from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_constant_op_count, expect_constant_work, ops_of
 from ...student import call_student, describe, raises_from_student
 from ...timing import expect_no_per_row_sync, expect_speedup
+from ...trusted.remote import Remote, beside
 from ...spec import current_check, graded
-from . import compiling, masked_mean
+from . import compiling, masked_mean, worker_facts
 
 VALUE_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16,
                 torch.bool, torch.uint8)
@@ -75,7 +76,7 @@ def _case(gen, i):
 def _expect_matches_loop(check, fn, tensor, indices, *, what):
     __tracebackhide__ = True
     inputs = {"tensor": tensor, "indices": indices}
-    out = call_student(check, fn, tensor, indices, what=what)
+    out = worker_facts.call_checked(check, fn, tensor, indices, what=what)    # inputs checked where fn runs
     expected = loop_gather(tensor, indices)
     expect_meta(check, out, what=f"{what}'s result", shape=expected.shape, dtype=tensor.dtype,
                 device=tensor.device.type, inputs=inputs)
@@ -136,6 +137,7 @@ def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(12_000 + seed)
+    batch_gather = worker_facts.jit_errors_restored(batch_gather)    # a remote TorchScript function's errors
     for i in range(cases):
         b, n = int(torch.randint(2, 5, (1,), generator=gen)), int(torch.randint(2, 6, (1,), generator=gen))
         f, k = _dims(gen, 2), _dims(gen, 2)
@@ -203,7 +205,10 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
     device = _devices()[-1]
     tensor, indices = speed_args(device, seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
-    if device == "cuda":
+    if device == "cuda" and type(batch_gather) is Remote:    # counted where the student's code runs
+        worker_facts.expect_no_per_row_sync_facts(check, batch_gather, tensor, indices, COUNT_BATCHES,
+                                                  what="batch_gather")
+    elif device == "cuda":
         expect_no_per_row_sync(check, batch_gather, lambda b: (tensor[:b], indices[:b]), COUNT_BATCHES,
                                what="batch_gather")
     expect_speedup(check, "batch_gather", batch_gather, loop_gather, (tensor, indices), what="batch_gather",
@@ -219,8 +224,9 @@ def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
     __tracebackhide__ = True
     check = current_check()
     fn = scripted_batch_gather
-    if not isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)):
-        raise CheckFailure(check, f"scripted_batch_gather is a {type(fn).__name__}, not a TorchScript function.",
+    facts = beside(worker_facts.torchscript_facts, fn)       # its type is known where it lives
+    if not facts.get("scripted"):
+        raise CheckFailure(check, f"scripted_batch_gather is a {facts.get('type')}, not a TorchScript function.",
                            hint="Assign `scripted_batch_gather = torch.jit.script(batch_gather_loop)`.")
     gen = torch.Generator().manual_seed(14_000 + seed)
     for i in range(cases):
@@ -250,7 +256,7 @@ def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
     __tracebackhide__ = True
     inputs = {"x": x, "lengths": lengths}
     if out is None:
-        out = call_student(check, fn, x, lengths, what=what)
+        out = worker_facts.call_checked(check, fn, x, lengths, what=what)    # inputs checked where fn runs
     expect_meta(check, out, what=f"{what}'s result", shape=(x.shape[0], x.shape[2]), dtype=x.dtype,
                 device=x.device.type, inputs=inputs, hint="The result is [B, F]: one mean over T per row and feature.")
     rtol, atol = masked_mean.tolerance(x, lengths)
@@ -321,7 +327,7 @@ def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
 
 def _compile_failure(check, failure, x, lengths):
     __tracebackhide__ = True
-    raise CheckFailure(check, f"{COMPILED} fails on {_shapes(x, lengths)}: {failure.message}", hint=COMPILE_HINT)
+    raise CheckFailure(check, f"{COMPILED} fails on {_shapes(x, lengths)}: {failure['message']}", hint=COMPILE_HINT)
 
 
 def _shapes(x, lengths):
@@ -340,15 +346,16 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
     (b, t, f), = masked_mean.sweep_sizes(gen, 1)
     x, lengths = masked_mean.make_input(gen, b, t, f, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)      # eager first: the stub says "not implemented"
-    with compiling.fresh_dynamo():
-        compiler = compiling.CountingCompiler()
-        out = call_student(check, compiling.compiled(masked_batch_mean, compiler), x, lengths, what=COMPILED)
-        if isinstance(out, compiling.DynamoFailure):
-            _compile_failure(check, out, x, lengths)
+    session = beside(compiling.open_compiled, masked_batch_mean)    # compiled where the student's code runs
+    try:
+        out, failure = call_student(check, session, x, lengths, what=COMPILED)
+        if failure:
+            _compile_failure(check, failure, x, lengths)
         _expect_mean(check, masked_batch_mean, x, lengths, what=COMPILED, out=out)
-    with compiling.fresh_dynamo():
-        breaks = call_student(check, compiling.graph_breaks, masked_batch_mean, x, lengths,
-                              what="torch._dynamo.explain(masked_batch_mean)")
+    finally:
+        compiling.close_compiled(session)
+    breaks = call_student(check, compiling.explain_breaks, masked_batch_mean, x, lengths,
+                          what="torch._dynamo.explain(masked_batch_mean)")
     if breaks:
         shown = "; ".join(f"{reason} (at {where})" if where else reason for reason, where in breaks)
         raise CheckFailure(check, f"torch._dynamo.explain(masked_batch_mean)(x, lengths) finds {len(breaks)} graph "
@@ -373,19 +380,21 @@ def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_S
     sizes = masked_mean.sweep_sizes(gen, shapes)
     inputs = [masked_mean.make_input(gen, *shape, empty_rows=False) for shape in sizes]
     _expect_mean(check, masked_batch_mean, *inputs[0])      # eager first: the stub says "not implemented"
-    with compiling.fresh_dynamo(recompile_limit=MAX_GRAPHS):
-        compiler = compiling.CountingCompiler()
-        compiled_fn = compiling.compiled(masked_batch_mean, compiler)
+    session = beside(compiling.open_compiled, masked_batch_mean, MAX_GRAPHS)   # where the student's code runs
+    try:
         for done, (x, lengths) in enumerate(inputs):
-            out = call_student(check, compiled_fn, x, lengths, what=COMPILED)
-            if isinstance(out, compiling.DynamoFailure) and not out.recompile_limit:
-                _compile_failure(check, out, x, lengths)
-            if isinstance(out, compiling.DynamoFailure) or compiler.graphs > MAX_GRAPHS:
+            out, failure = call_student(check, session, x, lengths, what=COMPILED)
+            if failure and not failure["recompile_limit"]:
+                _compile_failure(check, failure, x, lengths)
+            graphs = session.graphs
+            if failure or graphs > MAX_GRAPHS:
                 seen = ", ".join(f"[{b}, {t}, {f}]" for b, t, f in sizes[:done + 1])
-                reasons = "; ".join(dict.fromkeys(masked_mean.explain_guard(reason)
-                                                  for reason in compiling.recompile_reasons()))
+                reasons = "; ".join(dict.fromkeys(masked_mean.explain_guard(str(reason))
+                                                  for reason in session.reasons()))
                 raise CheckFailure(check, f"{COMPILED} compiled more than {MAX_GRAPHS} graphs for x of shapes {seen} "
                                           f"(float32, random lengths): it recompiles when a size changes. Dynamo "
                                           f"recompiled because: {reasons or 'no reason recorded'}.",
-                                   hint=COMPILE_HINT, measurements={"graphs": compiler.graphs, "shapes": done + 1})
+                                   hint=COMPILE_HINT, measurements={"graphs": graphs, "shapes": done + 1})
             _expect_mean(check, masked_batch_mean, x, lengths, what=COMPILED, out=out)
+    finally:
+        compiling.close_compiled(session)

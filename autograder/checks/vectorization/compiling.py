@@ -13,6 +13,12 @@ and are the same with every backend. Graphs are counted by wrapping the backend 
 dynamo hands over is one compilation) and the reasons for recompiling come from
 ``torch._dynamo.utils.guard_failures`` (the guard that failed for each recompilation).
 Checked on torch 2.13.0 (CPU).
+
+In trusted grading the student's function lives in a worker process, and so must its compilation:
+:func:`open_compiled` and :func:`explain_breaks` run there through ``autograder.trusted.remote.beside``
+(here, in-process) and answer with plain data (results, counts, dynamo's messages). Those facts are
+reported by the student's process, so a hostile student can forge them; the results' values are
+judged here against the oracle all the same.
 """
 
 import contextlib
@@ -20,6 +26,8 @@ import logging
 import re
 
 import torch
+
+from ...trusted.remote import WorkerLost, beside
 
 COMPILE_OPTIONS = "fullgraph=True, dynamic=True"
 
@@ -90,6 +98,69 @@ def compiled(fn, backend):
     return call
 
 
+class CompiledSession:
+    """``torch.compile(fn, fullgraph=True, dynamic=True)`` with a :class:`CountingCompiler`, inside
+    :func:`fresh_dynamo` from its opening until :meth:`close`. Made by :func:`open_compiled` where ``fn`` lives;
+    a call answers with plain data: ``(result, None)``, or ``(None, {"message", "recompile_limit"})`` when dynamo
+    failed (a :class:`DynamoFailure`)."""
+
+    def __init__(self, fn, recompile_limit):
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(fresh_dynamo(recompile_limit=recompile_limit))
+        self._compiler = CountingCompiler()
+        self._call = compiled(fn, self._compiler)
+
+    def __call__(self, *args):
+        with outside_recorder():
+            out = self._call(*args)
+        if isinstance(out, DynamoFailure):
+            return None, {"message": out.message, "recompile_limit": out.recompile_limit}
+        return out, None
+
+    @property
+    def graphs(self):
+        """The graphs compiled so far."""
+        return self._compiler.graphs
+
+    def reasons(self):
+        """Why dynamo recompiled so far (:func:`recompile_reasons`)."""
+        return recompile_reasons()
+
+    def close(self):
+        self._stack.close()
+
+
+def open_compiled(fn, recompile_limit=8):
+    """A :class:`CompiledSession` of ``fn`` (open it with ``beside``, close it with :func:`close_compiled`)."""
+    return CompiledSession(fn, recompile_limit)
+
+
+def close_compiled(session):
+    """``session.close()``; a worker that is gone (stopped after a hang, say) has nothing left to close."""
+    try:
+        session.close()
+    except WorkerLost:
+        pass
+
+
+@contextlib.contextmanager
+def outside_recorder():
+    """The block runs outside any torch function or dispatch mode (the trusted worker records every call under
+    both, and ``torch.compile`` refuses a user dispatch mode); the modes are back after it. Without modes (in
+    the grader's own process), nothing changes."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    popped = []
+    with _disable_current_modes():
+        while torch._C._len_torch_function_stack():
+            popped.append(torch._C._pop_torch_function_stack())
+        try:
+            yield
+        finally:
+            for mode in reversed(popped):
+                torch._C._push_on_torch_function_stack(mode)
+
+
 def recompile_reasons():
     """Why dynamo recompiled since the last reset: the failed guard of each recompilation."""
     from torch._dynamo.utils import guard_failures
@@ -108,6 +179,16 @@ def graph_breaks(fn, *args):
             where = f"line {frame.lineno}: {(frame.line or '').strip()}"
         found.append((first_line(str(broken.reason)), where))
     return found
+
+
+def explain_breaks(fn, *args):
+    """:func:`graph_breaks` of ``fn(*args)`` in a fresh dynamo, computed where ``fn`` lives (``beside``)."""
+    return beside(_fresh_graph_breaks, fn, *args)
+
+
+def _fresh_graph_breaks(fn, *args):
+    with fresh_dynamo(), outside_recorder():
+        return graph_breaks(fn, *args)
 
 
 def first_line(text):

@@ -1,0 +1,98 @@
+"""Facts about the student's objects that only the process they live in can see, for trusted grading.
+
+Each ``*_facts`` function runs where the student's objects live (``autograder.trusted.remote.beside``: in the
+student's worker when they are remote, here otherwise) and returns plain data. A hostile student can rewrite
+that process and forge these facts: whether ``scripted_batch_gather`` is TorchScript, whether a call left its
+inputs as they were, and the number of host synchronisations on CUDA. The check judges them here, next to the
+values it computes from the results.
+"""
+
+import functools
+
+import torch
+
+from ...errors import CheckFailure
+from ...student import call_student
+from ...timing import count_host_syncs
+from ...trusted.remote import Remote, RemoteError, beside
+
+
+def call_checked(check, fn, *args, what):
+    """``call_student(check, fn, *args, what=what)``. For a remote ``fn`` the same ``call_student`` runs in its
+    worker (:func:`checked_call_facts`), where an in-place write into an input shows (the grader's tensors are
+    copies of the worker's), and its failure comes back as data; the grader's own time limit bounds the call."""
+    __tracebackhide__ = True
+    if type(fn) is not Remote:
+        return call_student(check, fn, *args, what=what)
+    facts = call_student(check, functools.partial(beside, checked_call_facts, check, fn, what=what), *args, what=what)
+    if facts.get("failure"):
+        detail, hint = facts["failure"]
+        raise CheckFailure(check, str(detail), hint=hint)
+    return facts.get("out")
+
+
+def checked_call_facts(check, fn, *args, what):
+    """``{"out": call_student(...)}``, or ``{"failure": [detail, hint]}`` of its ``CheckFailure``."""
+    try:
+        return {"out": call_student(check, fn, *args, what=what)}
+    except CheckFailure as failure:
+        return {"failure": [failure.detail, failure.hint]}
+
+
+def torchscript_facts(fn):
+    """``{"scripted": whether fn is a TorchScript function or module, "type": its type's name}``."""
+    return {"scripted": isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)),
+            "type": type(fn).__name__}
+
+
+def host_sync_facts(check, fn, tensor, indices, sizes):
+    """``{"counts": {size: host synchronisations of fn(tensor[:size], indices[:size])} or None off CUDA}``, or
+    ``{"failure": [detail, hint]}`` when a call failed (``timing.count_host_syncs``)."""
+    counts = {}
+    try:
+        for size in sizes:
+            _, count = count_host_syncs(check, fn, tensor[:size], indices[:size], what="batch_gather")
+            if count is None:
+                return {"counts": None}
+            counts[size] = count
+    except CheckFailure as failure:
+        return {"failure": [failure.detail, failure.hint]}
+    return {"counts": counts}
+
+
+def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hint=None):
+    """``timing.expect_no_per_row_sync`` for a remote ``fn``: counted in its worker (:func:`host_sync_facts`),
+    judged here with the same message."""
+    __tracebackhide__ = True
+    facts = beside(host_sync_facts, check, fn, tensor, indices, tuple(sizes))
+    if facts.get("failure"):
+        detail, failure_hint = facts["failure"]
+        raise CheckFailure(check, str(detail), hint=failure_hint)
+    counts = facts.get("counts")
+    if counts is None:
+        return None
+    if len(set(counts.values())) > 1:
+        shown = ", ".join(f"batch {s}: {c}" for s, c in counts.items())
+        raise CheckFailure(check, f"{what or 'your function'} makes the CPU wait for the GPU a number of times that "
+                                  f"grows with the batch ({shown} host synchronisations); each one stalls the GPU.",
+                           hint=hint or "Keep indices on the GPU as tensors: no `.item()`, `int(t)`, `bool(t)`, or "
+                                        "indexing with a 0-d tensor inside a loop over the batch.",
+                           measurements={"host_syncs": counts})
+    return counts
+
+
+def jit_errors_restored(fn):
+    """``fn``, where a remote ``fn``'s ``torch.jit.Error`` (rebuilt here as a ``RemoteError`` named ``Error``)
+    raises as a ``torch.jit.Error`` again, with its message; a local ``fn`` as it is."""
+    if type(fn) is not Remote:
+        return fn
+
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RemoteError as error:
+            if error.remote_type != "Error":
+                raise
+            raise torch.jit.Error(str(error)) from None
+
+    return call
