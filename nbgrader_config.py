@@ -11,7 +11,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
-from autograder.course.resilient import ResilientExecute
+from autograder.course.trusted_execute import ReplaceGrades, TrustedExecute
 from autograder.settings import settings
 
 c = get_config()  # noqa: F821 - provided by nbgrader
@@ -24,13 +24,12 @@ c.CourseDirectory.root = HERE
 c.CourseDirectory.db_url = settings.grading.gradebook_url(HERE)
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-# A cell that runs longer than this is stopped and scored 0; the rest of the notebook still runs.
-c.Execute.timeout = int(settings.grading.cell_timeout_s)
-c.Execute.interrupt_on_timeout = True
-# nbgrader's default autograde pipeline, with an Execute that survives a dying kernel (a crash costs only the
-# checks after it, not the whole notebook) and marks the kernel as an official grade (hidden-test seed, GPU items).
+# nbgrader's default autograde pipeline, with an Execute that grades the trusted way: no kernel; the student's code
+# in a sandboxed worker, every check in the grader (autograder/course/trusted_execute.py; time limits and the
+# sandbox's limits come from settings.grading). A regrade replaces every earlier score of the submission, manual
+# scores and extra credit included (ReplaceGrades).
 c.Autograde.autograde_preprocessors = [
-    ResilientExecute if step.__name__ == "Execute" else step
+    {"Execute": TrustedExecute, "SaveAutoGrades": ReplaceGrades}.get(step.__name__, step)
     for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
 ]
 # Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells).

@@ -71,15 +71,20 @@ class SpeedSettings:
 class GradingSettings:
     """Limits for one submission (one student's notebook) in batch grading (`python -m autograder grade`)."""
 
-    submission_timeout_s: float = 900.0  # whole autograde of one notebook; past it the kernel is killed
-    cell_timeout_s: int = 300            # one cell (nbgrader's Execute.timeout, read by nbgrader_config.py too)
-    memory_limit_gb: float = 8.0         # address-space limit of the grading process and its kernel (0: none)
+    submission_timeout_s: float = 900.0  # grading time of one notebook; items not reached by then score 0
+    cell_timeout_s: int = 300            # one code cell of the student's, run in the worker; past it the worker
+                                         # is stopped and a fresh one runs the cells after it
+    memory_limit_gb: float = 8.0         # address space of each process in the sandboxed worker (0: none)
+    max_notebook_mb: float = 20.0        # a submitted notebook larger than this is refused before it is read
     # The gradebook: nbgrader's db_url. A relative sqlite path is taken in the course directory; PostgreSQL
     # ("postgresql+psycopg://user@host/db") serves several graders. nbgrader_config.py reads it from here.
     db_url: str = "sqlite:///gradebook.db"
     # A GPU-only item (the AMP speed check) graded on a machine without a GPU: "pending" (0 points, listed by
     # `python -m autograder pending` until a machine with a GPU grades it), "fail" (0 points), "waive" (full points).
     gpu_items: str = "pending"
+    # Student code runs in a sandbox (autograder/trusted/sandbox.py, docs/security.md). False (`grade --no-sandbox`)
+    # only on a machine where students' code may do anything; every record it writes says so.
+    sandbox: bool = True
 
     def gradebook_url(self, course):
         """``db_url`` with a relative SQLite path taken in the course directory ``course``."""

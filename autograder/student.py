@@ -215,6 +215,8 @@ def _describe_call(args, kwargs):
 
 def _student_frame(error):
     """The student's own line where the error surfaced: not in the grader, not inside an installed library."""
+    if getattr(error, "student_line", None):
+        return error.student_line          # an error raised in a grading worker, which found the line there
     package = __file__.rsplit("/", 1)[0]
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         library = "site-packages" in frame.filename or "dist-packages" in frame.filename

@@ -1,6 +1,7 @@
 """``python -m autograder <command>``: the instructor's command line."""
 
 import argparse
+import sys
 
 
 def main(argv=None):
@@ -22,6 +23,9 @@ def main(argv=None):
     p.add_argument("--seed", type=int, help="the hidden variants' seed (default: a new one, recorded in the report)")
     p.add_argument("--pending", action="store_true",
                    help="only the submissions with items waiting for a GPU (run it on a machine with one)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run students' code without the sandbox (only on a machine where it may do anything; "
+                        "every record says so)")
 
     p = sub.add_parser("export", help="export grades as CSV and/or Gradescope results.json files")
     p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
@@ -37,6 +41,10 @@ def main(argv=None):
     p.add_argument("path", help="a Python module or a notebook defining the exercise's names")
     p.add_argument("--json", action="store_true", help="print nothing but the results as JSON")
     p.add_argument("--seed", type=int, help="the hidden variants' seed (default: a new one, printed)")
+    p.add_argument("--trusted", action="store_true",
+                   help="grade as the official grade is computed: the file's code in a sandboxed worker, every "
+                        "check in this process (for instructors; students checking their own work leave it off)")
+    p.add_argument("--no-sandbox", action="store_true", help="with --trusted: run the worker without the sandbox")
 
     sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
@@ -45,6 +53,16 @@ def main(argv=None):
     p.add_argument("topics", nargs="*", help="only these topics' declarations (default: all)")
 
     args = parser.parse_args(argv)
+    from ..trusted.sandbox import SandboxUnavailable
+
+    try:
+        return _run(parser, args)
+    except SandboxUnavailable as error:
+        print(f"Cannot grade: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(parser, args):
     if args.command == "build":
         from .build import main as build
         return build(args.course, check=args.check, only=args.topics or None)
@@ -57,7 +75,8 @@ def main(argv=None):
         from .grading import grade_all, load_report
         from .report import print_gradebook
         assignments = args.assignments or topics(args.course)
-        results = grade_all(args.course, assignments, args.student, seed=args.seed, only_pending=args.pending)
+        results = grade_all(args.course, assignments, args.student, seed=args.seed, only_pending=args.pending,
+                            sandbox=not args.no_sandbox)
         students = sorted({r.student for r in results})
         print_gradebook(assignments, students, load_report(args.course))
         return 0
@@ -75,7 +94,8 @@ def main(argv=None):
         return 0
     if args.command == "check":
         from .selfcheck import main as selfcheck
-        return selfcheck(args.topic, args.path, as_json=args.json, seed=args.seed)
+        return selfcheck(args.topic, args.path, as_json=args.json, seed=args.seed, trusted=args.trusted,
+                         sandbox=not args.no_sandbox)
     if args.command == "settings":
         from .listing import settings_text
         print(settings_text(args.topics or None))

@@ -1,21 +1,22 @@
 """Batch grading with nbgrader: validate, autograde with limits, read the gradebook, keep every record.
 
 Each submission (one student's notebook for one assignment) is checked before
-nbgrader sees it (readable JSON, graded cells present) and then autograded by
-the real ``nbgrader autograde`` in its own process with a wall-clock timeout and
-an address-space limit, so that a hanging or memory-hungry submission costs its
-own points and nothing else. Every record (scores per graded item, pending GPU
-items, the check messages, the problems found, the hidden-test seed) is written to
-``grading-report.json`` in the course directory, atomically.
+nbgrader sees it (size, readable JSON, graded cells present) and then autograded
+by nbgrader's own autograde, called in this process: its Execute step is
+``TrustedExecute``, which runs the student's code in a sandboxed worker with
+limits and deadlines and every check here, so a hanging or memory-hungry
+submission costs its own points and nothing else. Every record (scores per
+graded item, pending GPU items, the check messages, the problems found, the
+hidden-test seed, whether it was sandboxed) is written to ``grading-report.json``
+in the course directory, atomically, by this process alone.
 """
 
 import json
 import os
 import re
-import resource
-import subprocess
 import tempfile
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from ..settings import settings
 from ..spec import SEED_ENV, new_run_seed
 from . import notebooks
 from .build import generate_assignments, nbgrader, topics
+from .trusted_runner import NO_SANDBOX_ENV, TRUSTED_PROBLEM
 
 
 def points(grades):
@@ -46,6 +48,7 @@ class SubmissionResult:
     pending: list = field(default_factory=list)    # item ids waiting for a machine with a GPU (0 points until then)
     messages: dict = field(default_factory=dict)   # {item id: the check's message} for each item that did not pass
     seed: int | None = None     # the hidden variants' seed of the grading run (AUTOGRADER_GRADING_SEED reproduces it)
+    sandboxed: bool = True      # False when graded with --no-sandbox (students' code ran unconfined)
     seconds: float = 0.0
 
     @property
@@ -66,6 +69,10 @@ def inspect_submission(course, student, assignment):
     path = submission_path(course, student, assignment)
     if not path.exists():
         return "missing", [f"no notebook submitted ({path.name})"]
+    size_mb = path.stat().st_size / 2**20
+    if size_mb > settings.grading.max_notebook_mb:
+        return "error", [f"{path.name} is {size_mb:.0f} MB, over the limit of {settings.grading.max_notebook_mb:g} MB "
+                         "(settings.grading.max_notebook_mb); it was not read or graded"]
     try:
         nb = notebooks.read(path)
     except notebooks.NotebookError as error:
@@ -75,13 +82,6 @@ def inspect_submission(course, student, assignment):
     if deleted:
         return "graded", [f"{path.name}: graded cells deleted (they score 0): {', '.join(deleted)}"]
     return "graded", []
-
-
-def _limit_memory():
-    limit = settings.grading.memory_limit_gb
-    if limit:
-        size = int(limit * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
 
 def read_grades(course, student, assignment):
@@ -95,6 +95,22 @@ def read_grades(course, student, assignment):
             return {}
         return {grade.name.removeprefix("test_"): [float(grade.score), float(grade.max_score)]
                 for nb in submission.notebooks for grade in nb.grades if grade.cell_type == "code"}
+
+
+def zero_gradebook(course, student, assignment):
+    """Every score of the submission in nbgrader's gradebook set to 0 (manual scores and extra credit cleared), so
+    that no earlier score outlives a submission that could not be graded."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
+        try:
+            submission = gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            return
+        for nb in submission.notebooks:
+            for grade in nb.grades:
+                grade.auto_score, grade.manual_score, grade.extra_credit = 0.0, None, None
+        gradebook.db.commit()
 
 
 def check_outputs(course, student, assignment):
@@ -117,38 +133,75 @@ def check_outputs(course, student, assignment):
     return messages, pending
 
 
-def autograde(course, student, assignment, seed=None):
+def autograde(course, student, assignment, seed=None, sandbox=True):
     """Autograde one submission; never raises for a bad submission."""
     started = time.perf_counter()
     status, problems = inspect_submission(course, student, assignment)
-    result = SubmissionResult(student, assignment, status, list(problems), seed=seed)
+    result = SubmissionResult(student, assignment, status, list(problems), seed=seed, sandboxed=sandbox)
     if status == "missing":
         result.grades = zero_grades(assignment)
         return result
-    timeout = settings.grading.submission_timeout_s
-    env = {SEED_ENV: str(seed)} if seed is not None else {}
     failed = False
-    try:
-        proc = nbgrader(course, "autograde", assignment, "--student", student, "--force",
-                        f"--Execute.timeout={int(settings.grading.cell_timeout_s)}",
-                        check=False, timeout=timeout, preexec_fn=_limit_memory, env=env)
-        result.problems += _problems_in_log(proc.stderr)
-        if proc.returncode != 0 and status != "error":
-            failed = True
-            result.problems.append("nbgrader autograde failed: " + nbgrader_cause(proc.stdout + proc.stderr))
-    except subprocess.TimeoutExpired:
-        failed = True
-        result.problems.append(f"grading took longer than {timeout:g} s and was stopped")
+    if not (status == "error" and _refused(problems)):      # over the size limit: nbgrader never reads it
+        failed = _autograde_here(course, student, assignment, seed, sandbox, result)
     if failed:
         result.status = "error"
     if failed or status == "error":
         # never a stale score from an earlier run: an ungraded submission scores 0, and the problem says why
         result.grades = zero_grades(assignment)
+        zero_gradebook(course, student, assignment)
     else:
         result.grades = read_grades(course, student, assignment) or zero_grades(assignment)
         result.messages, result.pending = check_outputs(course, student, assignment)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _refused(problems):
+    return any("was not read or graded" in p for p in problems)
+
+
+_APIS = {}
+
+
+def nbgrader_api(course):
+    """nbgrader's API for ``course``, configured by its ``nbgrader_config.py``; one per course and process."""
+    from nbgrader.apps.api import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+
+    root = str(Path(course).resolve())
+    if root not in _APIS:
+        config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
+        config.CourseDirectory.root = root
+        _APIS[root] = NbGraderAPI(config=config)
+    return _APIS[root]
+
+
+def _autograde_here(course, student, assignment, seed, sandbox, result):
+    """nbgrader's autograde in this process: no student code runs here (TrustedExecute sends it to a sandboxed
+    worker, whose deadlines and limits bound its time and memory), so nbgrader and torch load once per batch."""
+    saved = {key: os.environ.get(key) for key in (SEED_ENV, NO_SANDBOX_ENV)}
+    os.environ[SEED_ENV] = str(seed if seed is not None else new_run_seed())
+    if sandbox:
+        os.environ.pop(NO_SANDBOX_ENV, None)
+    else:
+        os.environ[NO_SANDBOX_ENV] = "1"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # nbgrader's SQLAlchemy warnings are not the student's problem
+            outcome = nbgrader_api(course).autograde(assignment, student, force=True, create=True)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    log = outcome.get("log") or ""
+    result.problems += _problems_in_log(log)
+    if not outcome.get("success") and result.status != "error":
+        result.problems.append("nbgrader autograde failed: " + nbgrader_cause(log + (outcome.get("error") or "")))
+        return True
+    return False
 
 
 def _problems_in_log(log):
@@ -158,6 +211,7 @@ def _problems_in_log(log):
         found.append("nbgrader_config.py failed to load (grading ran with nbgrader's defaults): fix the course config")
     for cell in re.findall(r"Kernel died in cell (\d+)", log):
         found.append(f"the kernel died in cell {cell} (crash or out of memory); a fresh kernel ran the cells after it")
+    found += [line.split(TRUSTED_PROBLEM, 1)[1].strip() for line in log.splitlines() if TRUSTED_PROBLEM in line]
     if "CellTimeoutError" in log or "Timeout waiting for execute reply" in log or "Cell execution timed out" in log:
         found.append(f"a cell ran longer than {settings.grading.cell_timeout_s} s and was stopped")
     return found
@@ -199,7 +253,7 @@ def register_assignments(course, assignments):
         pass
 
 
-def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False):
+def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False, sandbox=True):
     """Autograde every submission, one at a time, with a progress line each; save the report after each.
 
     ``seed`` is the hidden variants' seed for the run (a new one by default; it is recorded). With
@@ -210,13 +264,18 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
     if only_pending:
         pairs = waiting_for_gpu(load_report(course), pairs)
     seed = new_run_seed() if seed is None else seed
+    if sandbox:
+        from ..trusted.sandbox import probe
+
+        probe()   # no sandbox here: stop before grading anything, with what to install or allow (SandboxUnavailable)
     register_assignments(course, sorted({a for _, a in pairs}, key=assignments.index))
     if progress:
-        progress(f"Grading {len(pairs)} submissions (hidden-test seed {seed})", flush=True)
+        confined = "students' code sandboxed" if sandbox else "NO SANDBOX: students' code ran unconfined"
+        progress(f"Grading {len(pairs)} submissions (hidden-test seed {seed}; {confined})", flush=True)
     results = []
     started = time.perf_counter()
     for n, (student, assignment) in enumerate(pairs, 1):
-        result = autograde(course, student, assignment, seed=seed)
+        result = autograde(course, student, assignment, seed=seed, sandbox=sandbox)
         results.append(result)
         save_report(course, [result])
         if progress:

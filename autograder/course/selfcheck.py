@@ -92,14 +92,38 @@ def report_text(topic, results, seed):
     return "\n".join(lines)
 
 
-def main(topic, path, as_json=False, seed=None):
-    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail)."""
+def trusted_results(topic, path, seed, sandbox=True):
+    """Grade ``path`` the way the official grade is computed: its code in a (sandboxed) worker, the checks here."""
+    from .trusted_runner import grade_cells, launcher_from_settings, notebook_cells, unsandboxed_launcher
+
+    path = Path(path)
+    if path.suffix == ".ipynb":
+        cells = notebook_cells(notebooks.read(path), topic)
+    else:
+        cells = [(path.name, path.read_text(encoding="utf-8"))]
+    grade = grade_cells(topic, cells, seed=seed, launcher=launcher_from_settings() if sandbox else unsandboxed_launcher)
+    for outcome in grade.cells:
+        if outcome.error:
+            print(f"cell {outcome.cell} raised {outcome.error}", file=sys.stderr)
+    for problem in grade.problems:
+        print(problem, file=sys.stderr)
+    return grade.items
+
+
+def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
+    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail).
+
+    ``trusted``: the student's code runs in a sandboxed worker and every check here (how an instructor grades
+    with this command); otherwise in this process (how a student checks their own work)."""
     items_of(topic)   # an unknown topic fails here, before the student's code runs
     seed = new_run_seed() if seed is None else seed
     os.environ[GRADING_ENV], os.environ[SEED_ENV] = "1", str(seed)
     # Whatever the student's code prints goes to stderr, so that --json prints nothing but JSON.
     with contextlib.redirect_stdout(sys.stderr):
-        results = grade_items(topic, load_namespace(path), seed=seed)
+        if trusted:
+            results = trusted_results(topic, path, seed, sandbox=sandbox)
+        else:
+            results = grade_items(topic, load_namespace(path), seed=seed)
     if as_json:
         score, possible = total(results)
         print(json.dumps({"topic": topic, "seed": seed, "score": score, "max_score": possible,

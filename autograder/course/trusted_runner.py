@@ -9,7 +9,9 @@ kernel restarted by nbgrader would), and an item whose worker was lost scores 0 
 the reason.
 """
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,15 +19,12 @@ import time
 from dataclasses import dataclass, field
 
 from ..checks import items_of
+from ..errors import WorkerLost
 from ..settings import settings
 from ..trusted import remote
 from . import notebooks
-from .results import grade_item
+from .results import FAILED, ItemResult, grade_item
 
-# The topics graded this way (their checks take remote objects and were proved so: tests/trusted); the others
-# still run in a kernel until theirs are (docs/security.md).
-TRUSTED_TOPICS = ("basics", "modules", "broadcasting", "operators", "vectorization", "dataloading", "stability",
-                  "amp")
 
 
 @dataclass
@@ -77,7 +76,7 @@ def sandbox_launcher(argv, scratch):
     the course, limits; every process in it ends with it."""
     from ..trusted import sandbox
 
-    proc = sandbox.start(argv, scratch=scratch, env=_worker_env(scratch))
+    proc = sandbox.start(argv, scratch=scratch, env=_worker_env(scratch), limits=sandbox.default_limits())
     return proc, sandbox.stop
 
 
@@ -85,7 +84,8 @@ def unsandboxed_launcher(argv, scratch):
     """``--no-sandbox``: for a trusted machine only; the records say so."""
     from ..trusted import sandbox
 
-    proc = sandbox.start(argv, scratch=scratch, env=_worker_env(scratch), sandboxed=False)
+    proc = sandbox.start(argv, scratch=scratch, env=_worker_env(scratch), limits=sandbox.default_limits(),
+                         sandboxed=False)
     return proc, sandbox.stop
 
 
@@ -101,6 +101,7 @@ def _package_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))
 
 
+TRUSTED_PROBLEM = "Trusted grading problem:"   # how TrustedExecute logs a problem with a submission, for the report
 NO_SANDBOX_ENV = "AUTOGRADER_NO_SANDBOX"   # "1": `grade --no-sandbox` (set by the grader for its nbgrader runs)
 
 
@@ -129,16 +130,69 @@ def notebook_cells(nb, topic):
             if cell.get("cell_type") == "code" and notebooks.grade_id(cell) not in tests]
 
 
-class NotebookWorker:
-    """The worker for one notebook: started on demand, the cells run once per start."""
+_CLEAN = {}   # launcher -> the clean worker of this grading process
 
-    def __init__(self, cells, launcher, scratch):
+
+def clean_worker(launcher):
+    """A worker in which no student code ever runs: it times the baselines of the speed checks. One per grading
+    process, shared by every notebook (no student reaches it), started on first use and ended at exit."""
+    session = _CLEAN.get(launcher)
+    if session is None or session.lost:
+        scratch = tempfile.mkdtemp(prefix="epl-clean-")
+        proc, stop = launcher(WORKER, scratch)
+        session = _CLEAN[launcher] = remote.Session(proc, stop=stop)
+        atexit.register(session.close)
+        atexit.register(shutil.rmtree, scratch, True)
+    return session
+
+
+_AHEAD = {}   # launcher -> (proc, stop, scratch): a worker started ahead, importing torch while the grader works
+
+
+def _launch(launcher):
+    scratch = tempfile.mkdtemp(prefix="epl-worker-")
+    proc, stop = launcher(WORKER, scratch)
+    return proc, stop, scratch
+
+
+def _end(proc, stop, scratch):
+    stop(proc)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def started_ahead(launcher):
+    """A fresh worker with its own scratch directory, ``(proc, stop, scratch)``: the one started ahead when there is
+    one, and the next is started ahead at once, so that it imports torch while this one is graded. Each worker
+    serves one notebook only; the one left over ends with this process."""
+    spare = _AHEAD.pop(launcher, None)
+    if spare is None or spare[0].poll() is not None:
+        if spare is not None:
+            _end(*spare)
+        spare = _launch(launcher)
+    _AHEAD[launcher] = _launch(launcher)
+    return spare
+
+
+@atexit.register
+def _end_spares():
+    while _AHEAD:
+        _end(*_AHEAD.popitem()[1])
+
+
+class NotebookWorker:
+    """The worker for one notebook: started on demand, the cells run once per start.
+
+    With a ``scratch`` directory every worker runs there; without one, each worker is taken from those started
+    ahead (:func:`started_ahead`) with a scratch directory of its own, removed when it ends."""
+
+    def __init__(self, cells, launcher, scratch=None):
         self.cells = list(cells)
         self.launcher = launcher
         self.scratch = scratch
         self.session = None
         self.starts = 0
         self.first_run = []
+        self._scratches = []
 
     def live(self):
         if self.session is None or self.session.lost:
@@ -160,8 +214,13 @@ class NotebookWorker:
                 if result.get("error"):
                     error = result["error"]
                     outcome.error = f"{error.get('type')}: {error.get('message')}"
-            except remote.WorkerLost as lost:
-                outcome.error = f"stopped: {lost}"
+            except WorkerLost as lost:
+                if lost.timed_out:
+                    outcome.error = (f"stopped: cell {cell_id} ran longer than {settings.grading.cell_timeout_s} s "
+                                     "and was stopped; a fresh worker ran the cells after it")
+                else:
+                    outcome.error = (f"stopped: the worker died in cell {cell_id} ({lost}); a fresh worker ran the "
+                                     "cells after it")
                 self.session = self._new_session()   # a fresh worker runs the cells after it, as a new kernel would
             outcome.seconds = time.perf_counter() - started
             outcomes.append(outcome)
@@ -169,12 +228,18 @@ class NotebookWorker:
             self.first_run = outcomes
 
     def _new_session(self):
-        proc, stop = self.launcher(WORKER, self.scratch)
-        return remote.Session(proc, stop=stop, spawn=self._new_session)
+        if self.scratch is not None:
+            proc, stop = self.launcher(WORKER, self.scratch)
+        else:
+            proc, stop, scratch = started_ahead(self.launcher)
+            self._scratches.append(scratch)
+        return remote.Session(proc, stop=stop, spawn=lambda: clean_worker(self.launcher), owns_twin=False)
 
     def close(self):
         if self.session is not None:
             self.session.close()
+        for scratch in self._scratches:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 class RemoteNamespace(dict):
@@ -198,15 +263,29 @@ class RemoteNamespace(dict):
         return answer.get("ok")
 
 
-def grade_cells(topic, cells, *, seed, launcher=plain_launcher, only=None):
-    """Grade ``cells`` (``[(cell id, source)]``, the notebook's code cells but the tests) for ``topic``."""
+def out_of_time(item):
+    limit = settings.grading.submission_timeout_s
+    return ItemResult(item.id, item.name, FAILED, 0.0, item.points,
+                      f"[{item.name}] not graded: the submission used up its {limit:g} s of grading time "
+                      "(settings.grading.submission_timeout_s) before this item.")
+
+
+def grade_cells(topic, cells, *, seed, launcher=plain_launcher, only=None, ahead=False):
+    """Grade ``cells`` (``[(cell id, source)]``, the notebook's code cells but the tests) for ``topic``.
+
+    ``ahead``: take the worker from those started ahead, and start the next (batch grading: each notebook's worker
+    has imported torch while the one before was graded)."""
     grade = NotebookGrade()
     with tempfile.TemporaryDirectory(prefix="epl-worker-") as scratch:
-        worker = NotebookWorker(cells, launcher, scratch)
+        worker = NotebookWorker(cells, launcher, None if ahead else scratch)
         try:
             namespace = RemoteNamespace(worker)
+            deadline = time.monotonic() + settings.grading.submission_timeout_s
             for item in items_of(topic):
                 if only is not None and item.id not in only:
+                    continue
+                if time.monotonic() > deadline:
+                    grade.items.append(out_of_time(item))
                     continue
                 grade.items.append(grade_item(item, namespace, seed=seed))
         finally:
@@ -214,7 +293,7 @@ def grade_cells(topic, cells, *, seed, launcher=plain_launcher, only=None):
         grade.cells = worker.first_run
     for outcome in grade.cells:
         if outcome.error.startswith("stopped:"):
-            grade.problems.append(f"cell {outcome.cell} {outcome.error.removeprefix('stopped: ')}")
+            grade.problems.append(outcome.error.removeprefix("stopped: "))
     if worker.starts > 1:
         grade.problems.append(f"the notebook's code was run {worker.starts} times: a worker was lost "
                               "(a hang, a crash or running out of memory) and started again")

@@ -56,17 +56,19 @@ def rebuilt_exception(described):
         safe = "".join(c for c in name if c.isalnum() or c == "_") or "Error"
         error = type(safe, (RemoteError,), {"remote_type": safe})(message)
     error.remote_traceback = str(described.get("traceback", ""))
+    error.student_line = str(described.get("where", ""))[:500]
     return error
 
 
 class Session:
     """One worker process: requests go down its stdin, answers come up its stdout."""
 
-    def __init__(self, proc, *, stop, spawn=None):
+    def __init__(self, proc, *, stop, spawn=None, owns_twin=True):
         self.proc = proc
         self._stop = stop
         self._spawn = spawn       # starts another worker the same way: the clean twin that times baselines
         self._twin = None
+        self._owns_twin = owns_twin   # False: the twin is shared (one clean worker per grading process)
         self._callbacks = {}      # the grader's functions passed to student code, by number
         self._fd_in = proc.stdin.fileno()
         self._fd_out = proc.stdout.fileno()
@@ -104,9 +106,9 @@ class Session:
             self.close(f"it sent a malformed answer ({error})")
             raise WorkerLost(self.lost) from None
         except BaseException:
-            # Interrupted here (the grader's own time limit, say): the answer would come up to the next request,
-            # so this worker is done; the next request meets WorkerLost and a runner starts a fresh worker.
-            self.close("the grader stopped waiting for an answer")
+            # interrupted while the worker works (a time limit's alarm, Ctrl-C): its answer would come late and be
+            # taken for the next request's, so the worker is stopped
+            self.close("the grader stopped waiting for it", timed_out=True)
             raise
         if type(answer) is not dict:
             self.close("it sent something that is not an answer")
@@ -166,7 +168,7 @@ class Session:
         if self.lost is None:
             self.lost, self.timed_out = why, timed_out
         self._stop(self.proc)
-        if self._twin is not None:
+        if self._twin is not None and self._owns_twin:
             self._twin.close(why)
 
     def twin(self):

@@ -298,7 +298,17 @@ def _ops(record, send=True):
 
 def _described(error):
     return {"type": type(error).__name__[:100], "message": str(error)[:4000],
-            "traceback": "".join(traceback.format_exception(error)[-6:])[-4000:]}
+            "traceback": "".join(traceback.format_exception(error)[-6:])[-4000:], "where": _student_line(error)}
+
+
+def _student_line(error):
+    """`` (at line N: text)``: the student's own line where the error surfaced (not the autograder, not a library)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        library = "site-packages" in frame.filename or "dist-packages" in frame.filename
+        if not frame.filename.startswith(package) and not library and frame.line:
+            return f" (at line {frame.lineno}: {frame.line})"
+    return ""
 
 
 def main():

@@ -1,4 +1,4 @@
-"""The proofs of tests/checks/test_proofs.py, through the trusted runner, for every topic graded the trusted way:
+"""The proofs of tests/checks/test_proofs.py, through the trusted runner, for every topic:
 student code in a worker process, every check here on proxies and plain data. The reference and the second
 solution keep full marks, the stub scores 0 on every item, and every mutant still fails every check it targets.
 
@@ -12,13 +12,14 @@ import pytest
 
 from autograder.checks import items_of
 from autograder.course.results import FAILED, grade_item
-from autograder.course.trusted_runner import TRUSTED_TOPICS, NotebookWorker, RemoteNamespace, plain_launcher
+from autograder.course.build import topics
+from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 from tests.proving import ROOT, check_names
 
 SEED = 3
 
 
-@pytest.fixture(scope="module", params=TRUSTED_TOPICS)
+@pytest.fixture(scope="module", params=topics(ROOT))
 def topic_worker(request, tmp_path_factory):
     worker = NotebookWorker([], plain_launcher, str(tmp_path_factory.mktemp("worker")))
     worker.live().request("cell", f"import sys; sys.path.insert(0, {str(ROOT)!r})", timeout=120)
