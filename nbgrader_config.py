@@ -11,7 +11,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
-from autograder.course.trusted_execute import ReplaceGrades, TrustedExecute
+from autograder.course.trusted_execute import ReplaceGrades, TrustedExecute, TrustedMetadata
 from autograder.settings import settings
 
 c = get_config()  # noqa: F821 - provided by nbgrader
@@ -32,6 +32,11 @@ c.Autograde.autograde_preprocessors = [
     {"Execute": TrustedExecute, "SaveAutoGrades": ReplaceGrades}.get(step.__name__, step)
     for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
 ]
+# Before nbgrader reads a submission, every cell's nbgrader metadata is the instructor's (from source/, by grade id);
+# metadata a student wrote or pasted is dropped (TrustedMetadata).
+c.TrustedMetadata.course_root = HERE
+c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
+    Autograde.class_traits()["sanitize_preprocessors"].make_dynamic_default())
 # Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells).
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 # Keep graded notebooks small even when a submission prints without end.

@@ -12,10 +12,13 @@ student writes in their metadata changes a grade.
 Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
 """
 
+import copy
 import os
+from pathlib import Path
 
 from nbformat.v4 import new_output
-from nbgrader.preprocessors import Execute, SaveAutoGrades
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
+from traitlets import Unicode
 
 from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
 from . import notebooks
@@ -85,3 +88,36 @@ class ReplaceGrades(SaveAutoGrades):
         grade.extra_credit = None
         self.gradebook.db.commit()
         super()._add_score(cell, resources)
+
+
+class TrustedMetadata(NbGraderPreprocessor):
+    """Before nbgrader reads anything of a submission: every cell's nbgrader metadata is the instructor's, from the
+    source notebook, found by the cell's grade id. A cell whose id the source does not have (a student's own cell,
+    or a pasted copy given a new id or points) loses its nbgrader metadata and is plain code; a second cell with
+    an id already seen loses it too. Nothing a student writes in metadata is read by nbgrader or the grader."""
+
+    course_root = Unicode("", help="the course directory (source/<assignment>/<notebook>.ipynb is read from it)").tag(
+        config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader") or {}
+        path = Path(self.course_root) / "source" / str(info.get("assignment")) / f"{info.get('notebook')}.ipynb"
+        try:
+            source = {notebooks.grade_id(c): (c.get("cell_type"), notebooks.nbgrader_meta(c))
+                      for c in notebooks.read(path)["cells"] if notebooks.grade_id(c)}
+        except notebooks.NotebookError as error:
+            raise RuntimeError(f"cannot read the source notebook {path}: {error}") from None
+        seen = set()
+        for cell in nb.cells:
+            meta = cell.get("metadata", {})
+            if "nbgrader" not in meta:
+                continue
+            cell_id = notebooks.grade_id(cell)
+            if cell_id in source and cell_id not in seen and cell.get("cell_type") == source[cell_id][0]:
+                meta["nbgrader"] = copy.deepcopy(source[cell_id][1])
+                seen.add(cell_id)
+            else:
+                del meta["nbgrader"]
+                self.log.warning("%s a cell's nbgrader metadata (grade id %r) is not the instructor's: ignored",
+                                 TRUSTED_PROBLEM, cell_id)
+        return nb, resources

@@ -1140,12 +1140,14 @@ ATTACKS = [
     Attack("slow_baseline", "operators", "patches torch.Tensor.__getitem__ to sleep: the slicing baseline slows "
            "down", {"masked_mean": REFERENCE, "row_sum": SLOW_BASELINE},
            everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
+    # Behaving one way when watched and another when not cannot be told apart any more: the worker runs every call
+    # it serves under the recorder, the timed ones included, so every graded call takes the vectorized branch,
+    # which the student did write and which is correct and fast: full marks, as for any vectorized row_sum. (Under
+    # kernel grading, the untimed and unrecorded calls took the loop, and the loop got the speed points too.)
     Attack("mode_aware_enabled", "operators", "vectorized only while torch._C._is_torch_function_mode_enabled()",
-           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_ENABLED},
-           everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
+           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_ENABLED}, everything_but("operators")),
     Attack("mode_aware_stack", "operators", "vectorized only while a TorchFunctionMode is on the stack",
-           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_STACK},
-           everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
+           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_STACK}, everything_but("operators")),
     # --- size and time
     Attack("huge_notebook", "stability", "60 MB of base64 in a cell output (reference answers): refused before "
            "parsing", _steal_everywhere(REFERENCE), nothing("stability"), mutate=add_huge_output,
