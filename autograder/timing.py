@@ -304,6 +304,13 @@ def expect_no_per_row_sync(check, fn, make_args, sizes, *, what=None, hint=None)
         if count is None:
             return None
         counts[size] = count
+    return expect_constant_syncs(check, counts, what=what, hint=hint)
+
+
+def expect_constant_syncs(check, counts, *, what=None, hint=None):
+    """The verdict on host-synchronisation counts ``{batch size: count}``: the same for every size, or a failure.
+    Returns ``counts``."""
+    __tracebackhide__ = True
     if len(set(counts.values())) > 1:
         shown = ", ".join(f"batch {s}: {c}" for s, c in counts.items())
         raise CheckFailure(check, f"{what or 'your function'} makes the CPU wait for the GPU a number of times that "

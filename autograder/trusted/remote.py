@@ -425,7 +425,7 @@ def _write_back(changed, inputs):
     (``call_student`` tells the student their function modified its input)."""
     if type(changed) is not dict or not changed:
         return
-    tensors = list(_tensors(inputs))
+    tensors = list(wire.tensors_in(inputs))
     with torch.no_grad(), _disable_current_modes(), torch._C.DisableTorchFunction():
         for index, value in changed.items():
             if type(index) is int and 0 <= index < len(tensors) and type(value) is torch.Tensor:
@@ -470,17 +470,6 @@ def _add_ops(ops):
 
 # ------------------------------------------------------------------ autograd across the pipe
 
-def _tensors(value, depth=0):
-    if type(value) is torch.Tensor or isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 4 and isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _tensors(v, depth + 1)
-    elif depth < 4 and isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors(v, depth + 1)
-
-
 class _Link:
     def __init__(self, session, graph, outputs):
         self.session, self.graph, self.outputs = session, graph, outputs
@@ -510,7 +499,7 @@ class _RemoteGraph(torch.autograd.Function):
 
 def _attach_graph(session, graph, value, inputs):
     """``value`` with its gradient-carrying tensors replaced by outputs of a node whose backward is remote."""
-    outputs = [t for t in _tensors(value) if t.requires_grad]
+    outputs = [t for t in wire.tensors_in(value) if t.requires_grad]
     if not outputs or not torch.is_grad_enabled():
         session.release(graph=graph)
         for t in outputs:
@@ -518,7 +507,7 @@ def _attach_graph(session, graph, value, inputs):
         return value
     for t in outputs:
         t.requires_grad_(False)
-    grad_inputs = [t for t in _tensors(inputs) if t.requires_grad]
+    grad_inputs = [t for t in wire.tensors_in(inputs) if t.requires_grad]
     anchor = torch.empty(0, requires_grad=True)
     link = _Link(session, graph, outputs)
     linked = _RemoteGraph.apply(link, anchor, *grad_inputs)

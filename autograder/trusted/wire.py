@@ -103,6 +103,19 @@ def _encode(value, buffers, by_reference, depth):
     return {"R": {str(k): _encode(v, buffers, None, depth + 1) for k, v in ref.items()}}
 
 
+def tensors_in(value, depth=0):
+    """The tensors in ``value`` and in the lists, tuples and dicts it holds (4 levels deep), in order: the order in
+    which both sides of the pipe number a call's inputs and outputs."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 4 and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from tensors_in(v, depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for v in value.values():
+            yield from tensors_in(v, depth + 1)
+
+
 # ------------------------------------------------------------------ decoding
 
 def read_frame(stream, max_bytes):

@@ -172,7 +172,7 @@ class Worker:
         record back); the graph is kept when the output needs a gradient."""
         torch = self.torch
         sink = self.BoundedText(20_000)
-        inputs = list(_tensors((args, kwargs)))
+        inputs = list(self.wire.tensors_in((args, kwargs)))
         with torch.no_grad():
             before = [(t.detach().clone(), t._version, tuple(t.shape)) for t in inputs]
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
@@ -184,8 +184,8 @@ class Worker:
         changed = {i: t.detach() for i, (t, (copy, version, shape)) in enumerate(zip(inputs, before))
                    if t._version != version or tuple(t.shape) != shape or not _same_values(t, copy)}
         graph = None
-        leaves = [t for t in _tensors((args, kwargs)) if t.requires_grad and t.is_leaf]
-        outputs = [t for t in _tensors(value) if t.requires_grad]
+        leaves = [t for t in self.wire.tensors_in((args, kwargs)) if t.requires_grad and t.is_leaf]
+        outputs = [t for t in self.wire.tensors_in(value) if t.requires_grad]
         if outputs and torch.is_grad_enabled():
             graph = self.next_id
             self.next_id += 1
@@ -217,7 +217,7 @@ class Worker:
             with torch.no_grad(), self.record_ops():
                 for k in range(count):
                     results.append(fn(*variant(template, k)))
-                if any(t.device.type == "cuda" for t in _tensors(template)):
+                if any(t.device.type == "cuda" for t in self.wire.tensors_in(template)):
                     torch.cuda.synchronize()
         finally:
             torch.set_num_threads(previous)
@@ -256,19 +256,6 @@ def _plain(value, torch, depth=0):
     if depth < 32 and type(value) is dict:
         return {k: _plain(v, torch, depth + 1) for k, v in value.items()}
     return value
-
-
-def _tensors(value, depth=0):
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 4 and isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _tensors(v, depth + 1)
-    elif depth < 4 and isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors(v, depth + 1)
 
 
 def _signature(obj):

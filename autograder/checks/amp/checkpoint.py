@@ -133,6 +133,18 @@ def train_steps(model, optimizer, scaler, data, device="cpu"):
     return losses
 
 
+def roundtrip_start(seed, device):
+    """The round-trip check's run up to the save, the same in the grader and in the worker: ``(model, optimizer,
+    scaler, data, step)``, trained ``ROUNDTRIP_STEPS[0]`` steps; ``data`` holds the batches after the save too."""
+    gen = torch.Generator().manual_seed(900 + seed)
+    model, optimizer, scaler = make_run(gen, device)
+    before, after = ROUNDTRIP_STEPS
+    data = batches(gen, before + after, device)
+    train_steps(model, optimizer, scaler, data[:before], device)
+    step = int(torch.randint(1, 100_000, (1,), generator=gen))
+    return model, optimizer, scaler, data, step
+
+
 def _number(value):
     """2**24 for a power of two above 1000, else the number as Python writes it."""
     exponent = float(value).hex().split("p")[-1] if value > 1000 and float(value).hex().startswith("0x1.000") else None

@@ -63,12 +63,8 @@ def roundtrip_run(save_checkpoint, load_checkpoint, check, seed, device, as_path
     """``check_checkpoint_roundtrip``'s run: train, save, train on, load into new objects and into the same ones.
     Returns ``{"saved", "failure": the save's, "file", "loads": [{"step", "state"} or {"failure"}]}``; a failure
     is ``[detail, hint]``, and the run stops there."""
-    gen = torch.Generator().manual_seed(900 + seed)
-    model, optimizer, scaler = checkpoint.make_run(gen, device)
-    before, after = checkpoint.ROUNDTRIP_STEPS
-    data = checkpoint.batches(gen, before + after, device)
-    checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
-    step = int(torch.randint(1, 100_000, (1,), generator=gen))
+    model, optimizer, scaler, data, step = checkpoint.roundtrip_start(seed, device)
+    before = checkpoint.ROUNDTRIP_STEPS[0]
     report = {"saved": state(model, optimizer, scaler), "loads": []}
     with tempfile.TemporaryDirectory() as directory:
         path = checkpoint.temporary_path(directory, as_path)

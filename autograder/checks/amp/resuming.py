@@ -33,12 +33,8 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
     __tracebackhide__ = True
     check = current_check()
     for device in _devices():
-        gen = torch.Generator().manual_seed(900 + seed)
-        model, optimizer, scaler = checkpoint.make_run(gen, device)
+        model, optimizer, scaler, _, step = checkpoint.roundtrip_start(seed, device)
         before, after = checkpoint.ROUNDTRIP_STEPS
-        data = checkpoint.batches(gen, before + after, device)
-        checkpoint.train_steps(model, optimizer, scaler, data[:before], device)
-        step = int(torch.randint(1, 100_000, (1,), generator=gen))
         saved = checkpoint.snapshot(model, optimizer, scaler)
         case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
                 f"optimizer, scaler, step={step})")

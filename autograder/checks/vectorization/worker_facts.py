@@ -2,41 +2,18 @@
 
 Each ``*_facts`` function runs where the student's objects live (``autograder.trusted.remote.beside``: in the
 student's worker when they are remote, here otherwise) and returns plain data. A hostile student can rewrite
-that process and forge these facts: whether ``scripted_batch_gather`` is TorchScript, whether a call left its
-inputs as they were, and the number of host synchronisations on CUDA. The check judges them here, next to the
+that process and forge these facts: whether ``scripted_batch_gather`` is TorchScript and the number of host
+synchronisations on CUDA. (An input changed in place shows in the grader: the worker reports it and the grader's
+own tensor is changed the same way, so ``call_student`` names it.) The check judges them here, next to the
 values it computes from the results.
 """
 
-import functools
 
 import torch
 
 from ...errors import CheckFailure
-from ...student import call_student
-from ...timing import count_host_syncs
+from ...timing import count_host_syncs, expect_constant_syncs
 from ...trusted.remote import Remote, RemoteError, beside
-
-
-def call_checked(check, fn, *args, what):
-    """``call_student(check, fn, *args, what=what)``. For a remote ``fn`` the same ``call_student`` runs in its
-    worker (:func:`checked_call_facts`), where an in-place write into an input shows (the grader's tensors are
-    copies of the worker's), and its failure comes back as data; the grader's own time limit bounds the call."""
-    __tracebackhide__ = True
-    if type(fn) is not Remote:
-        return call_student(check, fn, *args, what=what)
-    facts = call_student(check, functools.partial(beside, checked_call_facts, check, fn, what=what), *args, what=what)
-    if facts.get("failure"):
-        detail, hint = facts["failure"]
-        raise CheckFailure(check, str(detail), hint=hint)
-    return facts.get("out")
-
-
-def checked_call_facts(check, fn, *args, what):
-    """``{"out": call_student(...)}``, or ``{"failure": [detail, hint]}`` of its ``CheckFailure``."""
-    try:
-        return {"out": call_student(check, fn, *args, what=what)}
-    except CheckFailure as failure:
-        return {"failure": [failure.detail, failure.hint]}
 
 
 def torchscript_facts(fn):
@@ -71,14 +48,7 @@ def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hin
     counts = facts.get("counts")
     if counts is None:
         return None
-    if len(set(counts.values())) > 1:
-        shown = ", ".join(f"batch {s}: {c}" for s, c in counts.items())
-        raise CheckFailure(check, f"{what or 'your function'} makes the CPU wait for the GPU a number of times that "
-                                  f"grows with the batch ({shown} host synchronisations); each one stalls the GPU.",
-                           hint=hint or "Keep indices on the GPU as tensors: no `.item()`, `int(t)`, `bool(t)`, or "
-                                        "indexing with a 0-d tensor inside a loop over the batch.",
-                           measurements={"host_syncs": counts})
-    return counts
+    return expect_constant_syncs(check, counts, what=what, hint=hint)
 
 
 def jit_errors_restored(fn):
