@@ -6,8 +6,10 @@ by the worker in its own temporary directory, and everything the grader judges m
 DataLoader pass is ended by the worker's own limits (its message names it), not by the grader killing the worker.
 """
 
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -27,7 +29,10 @@ def _bwrap_usable():
 
 def private_tmp_launcher(argv, scratch):
     """The worker with a /tmp of its own (and /dev/shm for DataLoader workers): no path is shared with the grader."""
-    command = ["bwrap", "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/worker",
+    # a checkout (and its venv) under /tmp stays visible: the worker runs its Python and imports its tests
+    kept = sorted({os.path.realpath(p) for p in (str(ROOT), sys.prefix, sys.base_prefix) if p.startswith("/tmp/")})
+    command = ["bwrap", "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/tmp",
+               *[arg for path in kept for arg in ("--ro-bind", path, path)], "--dir", "/tmp/worker",
                "--tmpfs", "/dev/shm", "--setenv", "TMPDIR", "/tmp/worker", "--chdir", "/tmp/worker",
                "--die-with-parent", "--", *argv]
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
