@@ -24,7 +24,7 @@ from ..checks import items_of
 from ..settings import settings
 from ..spec import SEED_ENV, new_run_seed
 from . import notebooks
-from .build import generate_assignments, nbgrader, topics
+from .build import generate_assignments, topics
 from .trusted_runner import NO_SANDBOX_ENV, TRUSTED_PROBLEM
 
 

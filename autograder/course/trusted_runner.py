@@ -1,6 +1,6 @@
 """Grade one notebook the trusted way: its code runs in a sandboxed worker, every check runs here.
 
-``grade_cells(topic, cells)`` starts a worker, runs the notebook's code cells in it in order
+``grade_cells(topic, cells, seed=..., launcher=...)`` starts a worker, runs the notebook's code cells in it in order
 (not the test cells), then grades each of the topic's items with the same checks and
 variants as everywhere else, handing each check proxies for the student's objects. A cell
 that runs past the cell timeout, or a worker that dies or stops answering, costs what it
@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from ..checks import items_of
 from ..errors import WorkerLost
 from ..settings import settings
-from ..trusted import remote
+from ..trusted import remote, sandbox
 from . import notebooks
 from .results import FAILED, ItemResult, grade_item
-
 
 
 @dataclass
@@ -43,29 +42,10 @@ class NotebookGrade:
 
 
 def plain_launcher(argv, scratch):
-    """The worker without a sandbox (``--no-sandbox``, and the kit's unit tests): a process group we kill."""
+    """The worker without a sandbox or its limits, with the grader's environment (the kit's unit tests)."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             cwd=scratch, start_new_session=True, close_fds=True)
-    return proc, _kill_group
-
-
-def _kill_group(proc):
-    import os
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    for stream in (proc.stdin, proc.stdout):
-        try:
-            stream.close()
-        except OSError:
-            pass
+    return proc, sandbox.stop
 
 
 WORKER = [sys.executable, "-m", "autograder.trusted.worker"]
@@ -73,32 +53,16 @@ WORKER = [sys.executable, "-m", "autograder.trusted.worker"]
 
 def sandbox_launcher(argv, scratch):
     """The worker in the sandbox (``autograder.trusted.sandbox``): no network, its own PID namespace, no view of
-    the course, limits; every process in it ends with it."""
-    from ..trusted import sandbox
-
-    proc = sandbox.start(argv, scratch=scratch, env=_worker_env(scratch), limits=sandbox.default_limits())
+    the course, limits, nothing of the grader's environment (``sandbox.default_env``: the worker judges nothing,
+    so it needs no settings and no seed); every process in it ends with it."""
+    proc = sandbox.start(argv, scratch=scratch, limits=sandbox.default_limits())
     return proc, sandbox.stop
 
 
 def unsandboxed_launcher(argv, scratch):
     """``--no-sandbox``: for a trusted machine only; the records say so."""
-    from ..trusted import sandbox
-
-    proc = sandbox.start(argv, scratch=scratch, env=_worker_env(scratch), limits=sandbox.default_limits(),
-                         sandboxed=False)
+    proc = sandbox.start(argv, scratch=scratch, limits=sandbox.default_limits(), sandboxed=False)
     return proc, sandbox.stop
-
-
-def _worker_env(scratch):
-    # Nothing of the grader's environment: the worker judges nothing, so it needs no settings and no seed.
-    return {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": _package_root()}
-
-
-def _package_root():
-    import autograder
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(autograder.__file__)))
 
 
 TRUSTED_PROBLEM = "Trusted grading problem:"   # how TrustedExecute logs a problem with a submission, for the report
@@ -113,8 +77,6 @@ def sandboxed():
 def launcher_from_settings():
     """The sandboxed launcher, or the plain one under ``--no-sandbox``; stops with ``SandboxUnavailable`` (and
     what to do) where no sandbox can be made."""
-    from ..trusted import sandbox
-
     if not sandboxed():
         return unsandboxed_launcher
     sandbox.probe()
@@ -233,7 +195,7 @@ class NotebookWorker:
         else:
             proc, stop, scratch = started_ahead(self.launcher)
             self._scratches.append(scratch)
-        return remote.Session(proc, stop=stop, spawn=lambda: clean_worker(self.launcher), owns_twin=False)
+        return remote.Session(proc, stop=stop, spawn=lambda: clean_worker(self.launcher))
 
     def close(self):
         if self.session is not None:
@@ -270,7 +232,7 @@ def out_of_time(item):
                       "(settings.grading.submission_timeout_s) before this item.")
 
 
-def grade_cells(topic, cells, *, seed, launcher=plain_launcher, only=None, ahead=False):
+def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
     """Grade ``cells`` (``[(cell id, source)]``, the notebook's code cells but the tests) for ``topic``.
 
     ``ahead``: take the worker from those started ahead, and start the next (batch grading: each notebook's worker

@@ -18,10 +18,11 @@ checks take ``Remote`` objects where they took the student's own, through the sa
 """
 
 import builtins
-import contextlib
 import functools
+import inspect
 import os
 import select
+import sys
 import time
 import weakref
 
@@ -63,19 +64,16 @@ def rebuilt_exception(described):
 class Session:
     """One worker process: requests go down its stdin, answers come up its stdout."""
 
-    def __init__(self, proc, *, stop, spawn=None, owns_twin=True):
+    def __init__(self, proc, *, stop, spawn=None):
         self.proc = proc
         self._stop = stop
-        self._spawn = spawn       # starts another worker the same way: the clean twin that times baselines
-        self._twin = None
-        self._owns_twin = owns_twin   # False: the twin is shared (one clean worker per grading process)
+        self._spawn = spawn       # the clean twin that times baselines: a worker started the same way, no student code
         self._callbacks = {}      # the grader's functions passed to student code, by number
         self._fd_in = proc.stdin.fileno()
         self._fd_out = proc.stdout.fileno()
         self._released = ([], [])
         self.lost = None          # why the worker is gone, once it is
         self.timed_out = False    # whether it was stopped after a deadline
-        self.printed = []         # what the student's code printed during calls (bounded per call)
 
     # ------------------------------------------------------------ transport
 
@@ -168,16 +166,13 @@ class Session:
         if self.lost is None:
             self.lost, self.timed_out = why, timed_out
         self._stop(self.proc)
-        if self._twin is not None and self._owns_twin:
-            self._twin.close(why)
 
     def twin(self):
-        """A worker started like this one in which no student code ever ran (started once, on demand)."""
-        if self._twin is None or self._twin.lost:
-            if self._spawn is None:
-                raise WorkerLost("this session cannot start a clean worker to time the baseline")
-            self._twin = self._spawn()
-        return self._twin
+        """A worker started like this one in which no student code ever ran (``spawn`` keeps it and starts it
+        again when it is lost)."""
+        if self._spawn is None:
+            raise WorkerLost("this session cannot start a clean worker to time the baseline")
+        return self._spawn()
 
     def timed(self, target, template, count, *, threads, timeout):
         """``target`` (a ``Remote`` here, or a function sent by name) on ``count`` variants of ``template``,
@@ -236,8 +231,6 @@ _FUNCTION_TYPES = (type(len), type(lambda: 0), type(torch.add))
 
 def _importable_name(obj):
     """``module:qualname`` under which the worker finds ``obj`` (``torch:relu``), or ``None``."""
-    import sys
-
     module = getattr(obj, "__module__", None) or ""
     for qualname in (getattr(obj, "__qualname__", None), getattr(obj, "__name__", None)):
         if qualname and "<" not in qualname and _same(_resolve(module, qualname), obj):
@@ -300,8 +293,6 @@ def _wait(fd, deadline, write=False):
 
 def _rebuilt_signature(described):
     """An ``inspect.Signature`` from the worker's ``[[name, kind, has_default]]`` (names only: for messages)."""
-    import inspect
-
     if type(described) is not list:
         return None
     try:
@@ -325,8 +316,6 @@ def _local_class(mro):
 
 
 def _resolve(module, qualname):
-    import sys
-
     target = sys.modules.get(module)
     if target is None:
         return None
@@ -407,8 +396,6 @@ def _call(session, target, args, kwargs, timeout=None):
     if "raised" in answer or type(call) is not dict:
         raise rebuilt_exception(answer.get("raised", {"type": "RuntimeError", "message": "malformed answer"}))
     _add_ops(call.get("ops"))
-    if call.get("output"):
-        session.printed.append(str(call["output"])[:2000])
     if "raised" in call:
         raise rebuilt_exception(call["raised"])
     _write_back(call.get("changed"), (args, kwargs))
@@ -443,15 +430,13 @@ def beside(fn, *args, **kwargs):
     For facts that only the student's process can see (the type of an autograd node, say). What comes back is
     plain data reported by the student's process: a student who rewrites it can forge it (docs/security.md).
     """
-    session = next((a._session for a in (*args, *kwargs.values()) if type(a) is Remote), None)
-    if session is None:
-        return fn(*args, **kwargs)
-    return _call(session, by_name(fn), args, kwargs)
+    return beside_within(None, fn, *args, **kwargs)
 
 
 def beside_within(seconds, fn, *args, **kwargs):
-    """:func:`beside`, giving the worker ``seconds`` to answer instead of ``settings.call_timeout_s``: for a probe
-    that keeps its own time limits in the worker (a DataLoader pass, whose hang it names), longer than one call's."""
+    """:func:`beside`, giving the worker ``seconds`` to answer instead of ``settings.call_timeout_s`` (``None``):
+    for a probe that keeps its own time limits in the worker (a DataLoader pass, whose hang it names), longer
+    than one call's."""
     session = next((a._session for a in (*args, *kwargs.values()) if type(a) is Remote), None)
     if session is None:
         return fn(*args, **kwargs)
@@ -500,13 +485,11 @@ class _RemoteGraph(torch.autograd.Function):
 def _attach_graph(session, graph, value, inputs):
     """``value`` with its gradient-carrying tensors replaced by outputs of a node whose backward is remote."""
     outputs = [t for t in wire.tensors_in(value) if t.requires_grad]
+    for t in outputs:
+        t.requires_grad_(False)     # the gradient comes through the node below, or not at all
     if not outputs or not torch.is_grad_enabled():
         session.release(graph=graph)
-        for t in outputs:
-            t.requires_grad_(False)
         return value
-    for t in outputs:
-        t.requires_grad_(False)
     grad_inputs = [t for t in wire.tensors_in(inputs) if t.requires_grad]
     anchor = torch.empty(0, requires_grad=True)
     link = _Link(session, graph, outputs)
@@ -523,8 +506,3 @@ def _swap(value, swap, depth=0):
     if depth < 4 and type(value) is dict:
         return {k: _swap(v, swap, depth + 1) for k, v in value.items()}
     return value
-
-
-@contextlib.contextmanager
-def no_session():
-    yield

@@ -16,6 +16,7 @@ whether its ops are being counted: they always are.
 
 import builtins
 import contextlib
+import functools
 import importlib
 import os
 import sys
@@ -60,7 +61,7 @@ class Worker:
         self.handles[handle] = obj
         kind = type(obj)
         mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(kind, "__mro__", (kind,))][:HANDLE_TYPES_SHOWN]
-        return {"h": handle, "type": kind.__qualname__, "mro": mro, "callable": callable(obj),
+        return {"h": handle, "type": kind.__qualname__, "mro": mro,
                 "name": str(getattr(obj, "__qualname__", "") or "")[:200], "signature": _signature(obj)}
 
     def encode(self, value):
@@ -78,8 +79,6 @@ class Worker:
             module.__dict__.update(ref["module"])
             return module
         if "args" in ref:               # functools.partial of an autograder or torch function
-            import functools
-
             return functools.partial(target, *ref["args"], **ref.get("kwargs", {}))
         return target
 

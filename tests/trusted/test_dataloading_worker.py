@@ -16,7 +16,8 @@ import pytest
 
 from autograder import settings as settings_module
 from autograder.checks import dataloading
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, _kill_group, plain_launcher
+from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+from autograder.trusted import sandbox
 from tests.proving import ROOT
 
 
@@ -37,7 +38,7 @@ def private_tmp_launcher(argv, scratch):
                "--die-with-parent", "--", *argv]
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True, close_fds=True)
-    return proc, _kill_group
+    return proc, sandbox.stop
 
 
 @pytest.fixture(scope="module")
