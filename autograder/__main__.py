@@ -1,3 +1,4 @@
 from .course.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":     # not when a spawned process (a local Dask worker) imports this module again
+    raise SystemExit(main())

@@ -16,13 +16,25 @@ def main(argv=None):
     p = sub.add_parser("demo", help="release, grade four sample students on a temporary course, print the gradebook")
     p.add_argument("topics", nargs="*", help="only these assignments (default: all)")
     p.add_argument("--keep", metavar="DIR", help="build the demo course in DIR and keep it")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="grading processes of the local Dask cluster (default: one per core; 0: this process)")
 
-    p = sub.add_parser("grade", help="autograde every submission under submitted/ with limits and progress")
+    p = sub.add_parser("grade", help="autograde every submission under submitted/ with limits and progress, in "
+                                     "parallel on Dask; a rerun grades only what is new, changed or failed")
     p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
     p.add_argument("--student", action="append", help="only this student (repeatable)")
     p.add_argument("--seed", type=int, help="the hidden variants' seed (default: a new one, recorded in the report)")
     p.add_argument("--pending", action="store_true",
-                   help="only the submissions with items waiting for a GPU (run it on a machine with one)")
+                   help="only the submissions with items waiting for a GPU (on a machine with one, or with "
+                        "--scheduler and a Dask worker started with --resources GPU=1)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="grading processes of a local Dask cluster (default: one per core); 0 grades in this "
+                        "process, one submission after another")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="grade on the Dask cluster at ADDRESS (tcp://HOST:8786) instead of a local one")
+    p.add_argument("--force", action="store_true",
+                   help="grade every submission again, even those recorded with the same notebook, checks and "
+                        "settings")
     p.add_argument("--no-sandbox", action="store_true",
                    help="run students' code without the sandbox (only on a machine where it may do anything; "
                         "every record says so)")
@@ -68,7 +80,7 @@ def _run(parser, args):
         return build(args.course, check=args.check, only=args.topics or None)
     if args.command == "demo":
         from .demo import run_demo
-        run_demo(args.course, only=args.topics or None, keep=args.keep)
+        run_demo(args.course, only=args.topics or None, keep=args.keep, workers=args.workers)
         return 0
     if args.command == "grade":
         from .build import topics
@@ -76,7 +88,8 @@ def _run(parser, args):
         from .report import print_gradebook
         assignments = args.assignments or topics(args.course)
         results = grade_all(args.course, assignments, args.student, seed=args.seed, only_pending=args.pending,
-                            sandbox=not args.no_sandbox)
+                            sandbox=not args.no_sandbox, workers=args.workers, scheduler=args.scheduler,
+                            force=args.force)
         students = sorted({r.student for r in results})
         print_gradebook(assignments, students, load_report(args.course))
         return 0

@@ -67,7 +67,8 @@ def write_submissions(course, work, names):
             notebooks.write(nb, mangled / f"{topic}.ipynb")
 
 
-def run_demo(course=".", only=None, keep=None, progress=print, seed=None):
+def run_demo(course=".", only=None, keep=None, progress=print, seed=None, workers=None):
+    """``workers``: the local Dask cluster's processes (None: one per core; 0: grade in this process)."""
     course = Path(course).resolve()
     names = [t for t in topics(course) if not only or t in only]
     started = time.perf_counter()
@@ -81,7 +82,7 @@ def run_demo(course=".", only=None, keep=None, progress=print, seed=None):
             nbgrader(work, "db", "student", "add", student, f"--last-name={student}", "--first-name=Sample")
         write_submissions(course, work, names)
         progress(f"Grading {len(STUDENTS)} sample students with nbgrader autograde:", flush=True)
-        grade_all(work, names, list(STUDENTS), progress=progress, seed=seed)
+        grade_all(work, names, list(STUDENTS), progress=progress, seed=seed, workers=workers)
         print_gradebook(names, list(STUDENTS), load_report(work))
         progress(f"\nDemo finished in {time.perf_counter() - started:.0f} s.", flush=True)
         return work

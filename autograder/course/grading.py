@@ -25,6 +25,7 @@ from ..settings import settings
 from ..spec import SEED_ENV, new_run_seed
 from . import notebooks
 from .build import generate_assignments, topics
+from .trusted_execute import replaying
 from .trusted_runner import NO_SANDBOX_ENV, TRUSTED_PROBLEM
 
 
@@ -50,6 +51,10 @@ class SubmissionResult:
     seed: int | None = None     # the hidden variants' seed of the grading run (AUTOGRADER_GRADING_SEED reproduces it)
     sandboxed: bool = True      # False when graded with --no-sandbox (students' code ran unconfined)
     seconds: float = 0.0
+    digest: str = ""            # the content hash it was graded for (the notebook, the checks, the settings)
+    worker: str = ""            # where its code ran and its items were graded (a Dask worker's address, or a host)
+    gpu_worker: str = ""        # where its GPU items were graded, when elsewhere
+    peak_rss_mb: float = 0.0    # the largest grading process (the grader's or a sandboxed worker's), MB
 
     @property
     def score(self):
@@ -133,8 +138,9 @@ def check_outputs(course, student, assignment):
     return messages, pending
 
 
-def autograde(course, student, assignment, seed=None, sandbox=True):
-    """Autograde one submission; never raises for a bad submission."""
+def autograde(course, student, assignment, seed=None, sandbox=True, done=None):
+    """Autograde one submission; never raises for a bad submission. ``done``: its result graded elsewhere
+    (``jobs.grade_job``), which nbgrader's autograde writes instead of grading the notebook here."""
     started = time.perf_counter()
     status, problems = inspect_submission(course, student, assignment)
     result = SubmissionResult(student, assignment, status, list(problems), seed=seed, sandboxed=sandbox)
@@ -143,7 +149,11 @@ def autograde(course, student, assignment, seed=None, sandbox=True):
         return result
     failed = False
     if not (status == "error" and _refused(problems)):      # over the size limit: nbgrader never reads it
-        failed = _autograde_here(course, student, assignment, seed, sandbox, result)
+        replaying(assignment, student, done)
+        try:
+            failed = _autograde_here(course, student, assignment, seed, sandbox, result)
+        finally:
+            replaying(assignment, student, None)
     if failed:
         result.status = "error"
     if failed or status == "error":
@@ -155,6 +165,14 @@ def autograde(course, student, assignment, seed=None, sandbox=True):
         result.messages, result.pending = check_outputs(course, student, assignment)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def record_error(course, student, assignment, problems, seed, sandbox):
+    """A submission that could not be graded (its grader failed or died): 0 for every item, in the gradebook too,
+    and the reason."""
+    zero_gradebook(course, student, assignment)
+    return SubmissionResult(student, assignment, "error", list(problems), zero_grades(assignment), seed=seed,
+                            sandboxed=sandbox)
 
 
 def _refused(problems):
@@ -241,11 +259,6 @@ def submissions(course, assignments=None, students=None):
     return [(s, a) for s in students for a in assignments]
 
 
-def waiting_for_gpu(report, pairs):
-    """The ``(student, assignment)`` pairs whose report lists items pending a GPU."""
-    return [(s, a) for s, a in pairs if report.get(f"{s}/{a}", {}).get("pending")]
-
-
 def register_assignments(course, assignments):
     """Put each assignment in the course's gradebook as ``source/`` defines it now (nbgrader's generate_assignment):
     autograde restores the test cells, hidden tests included, from there."""
@@ -253,38 +266,27 @@ def register_assignments(course, assignments):
         pass
 
 
-def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False, sandbox=True):
-    """Autograde every submission, one at a time, with a progress line each; save the report after each.
+def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False, sandbox=True,
+              workers=0, scheduler=None, force=False):
+    """Autograde every submission (``autograder.course.batch``), with progress; returns a result per submission.
 
-    ``seed`` is the hidden variants' seed for the run (a new one by default; it is recorded). With
-    ``only_pending``, grade only the submissions whose report lists items waiting for a GPU.
+    ``seed`` is the hidden variants' seed for the run (a new one by default; it is recorded). ``workers``: 0 grades
+    in this process; N on a local Dask cluster of N processes (None: one per core); ``scheduler``: on the Dask
+    cluster at that address. A submission recorded before with the same content hash (notebook, checks and
+    settings) is kept unless ``force``. With ``only_pending``, only the submissions with items waiting for a GPU.
     """
+    from .batch import grade_batch
+
     assignments = assignments or topics(course)
     pairs = submissions(course, assignments, students)
-    if only_pending:
-        pairs = waiting_for_gpu(load_report(course), pairs)
     seed = new_run_seed() if seed is None else seed
-    if sandbox:
+    if sandbox and not scheduler:
         from ..trusted.sandbox import probe
 
         probe()   # no sandbox here: stop before grading anything, with what to install or allow (SandboxUnavailable)
     register_assignments(course, sorted({a for _, a in pairs}, key=assignments.index))
-    if progress:
-        confined = "students' code sandboxed" if sandbox else "NO SANDBOX: students' code ran unconfined"
-        progress(f"Grading {len(pairs)} submissions (hidden-test seed {seed}; {confined})", flush=True)
-    results = []
-    started = time.perf_counter()
-    for n, (student, assignment) in enumerate(pairs, 1):
-        result = autograde(course, student, assignment, seed=seed, sandbox=sandbox)
-        results.append(result)
-        save_report(course, [result])
-        if progress:
-            scored = f"{result.score:g}/{result.max_score:g} points" if result.status != "missing" else "missing"
-            waiting = f", {len(result.pending)} pending a GPU" if result.pending else ""
-            note = f"  ! {'; '.join(result.problems)}" if result.problems and result.status != "missing" else ""
-            progress(f"[{n}/{len(pairs)}] {student}/{assignment}: {scored}{waiting} ({result.seconds:.1f} s, "
-                     f"{time.perf_counter() - started:.0f} s elapsed){note}", flush=True)
-    return results
+    return grade_batch(course, pairs, seed=seed, sandbox=sandbox, progress=progress, workers=workers,
+                       scheduler=scheduler, force=force, only_pending=only_pending)
 
 
 REPORT = "grading-report.json"

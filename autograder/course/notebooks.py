@@ -41,10 +41,17 @@ def grade_id(cell):
 def read(path):
     """Load a notebook as a dict, or raise :class:`NotebookError` saying what is wrong with it."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            nb = json.load(handle)
+        with open(path, "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         raise NotebookError("the file does not exist") from None
+    return loads(data)
+
+
+def loads(data):
+    """A notebook from its bytes, as :func:`read` does from a file."""
+    try:
+        nb = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise NotebookError(f"not valid notebook JSON ({error})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):

@@ -102,11 +102,17 @@ def default_limits():
     return Limits(memory_bytes=int(gigabytes * GiB) if gigabytes else None)
 
 
+THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def default_env(scratch):
-    """The whole environment inside unless the caller passes its own: nothing of the grader's."""
-    return {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-            "PYTHONPATH": os.path.dirname(PACKAGE_DIR)}   # `import autograder` finds the grader's own copy
+    """The whole environment inside unless the caller passes its own: nothing of the grader's but its thread
+    counts (a Dask worker sets 1, so that two graders on two cores do not each run two busy threads)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
+           "PYTHONPATH": os.path.dirname(PACKAGE_DIR)}   # `import autograder` finds the grader's own copy
+    env.update({name: os.environ[name] for name in THREADS if os.environ.get(name, "").isdigit()})
+    return env
 
 
 @functools.cache

@@ -53,9 +53,3 @@ def test_settings_command_lists_settings_items_and_declared_tolerances():
     assert any(i["needs"] == "cuda" for i in data["topics"]["amp"]["items"])
 
 
-@pytest.mark.quick
-def test_grade_pending_selects_only_the_submissions_waiting_for_a_gpu():
-    from autograder.course.grading import waiting_for_gpu
-    report = {"ann/amp": {"pending": ["speed"]}, "bob/amp": {"pending": []}, "ann/stability": {}}
-    assert waiting_for_gpu(report, [("ann", "amp"), ("bob", "amp"), ("ann", "stability"), ("cy", "amp")]) == \
-        [("ann", "amp")]

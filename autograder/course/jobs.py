@@ -1,0 +1,233 @@
+"""One submission graded as a unit of work that can run anywhere: the notebook's bytes in, plain data out.
+
+``grade_job(job)`` is what a grading process runs, this one or a Dask worker on another machine: it reads the
+notebook from the job's bytes, gives every cell the instructor's nbgrader metadata (and every locked cell the
+instructor's source) from the job's ``source`` map, exactly as nbgrader's sanitizing steps do before our
+``TrustedExecute``, and grades the code cells the trusted way (``trusted_runner.grade_cells``: the student's code in
+a sandboxed worker, every check here). It needs no course directory, no gradebook and no nbgrader: torch, numpy,
+OpenCV and this package (and Dask, to be a Dask worker). What it returns is plain data (:func:`grade_to_data`); the
+grader writes it into nbgrader's gradebook on the instructor's side (``TrustedExecute`` replays it there, after
+checking that nbgrader sees the very cells that were graded: :func:`cells_digest`).
+"""
+
+import copy
+import functools
+import hashlib
+import json
+import os
+import resource
+import socket
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .. import settings as settings_module
+from ..checks import items_of
+from ..spec import GRADING_ENV
+from . import notebooks
+from .results import ItemResult
+from .trusted_runner import (CellOutcome, NotebookGrade, grade_cells, notebook_cells, sandbox_launcher,
+                             unsandboxed_launcher)
+
+CUDA = "cuda"
+
+
+@dataclass
+class Job:
+    student: str
+    assignment: str
+    notebook: bytes                 # the submitted .ipynb, as handed in
+    source: dict                    # source_map(course, assignment): the instructor's metadata of every graded cell
+    seed: int                       # the hidden variants' seed of the grading run
+    sandbox: bool = True            # False: --no-sandbox
+    only: list | None = None        # grade only these item ids (the GPU items of a submission graded before)
+    settings: dict = field(default_factory=dict)   # the grader's settings (settings.as_dict()), applied for the job
+    grader: str = ""                # the grader's checks_digest(assignment): a worker with other checks refuses
+
+    @property
+    def key(self):
+        return f"{self.student}/{self.assignment}"
+
+
+def source_map(course, assignment, notebook=None):
+    """``{grade id: {"cell_type", "nbgrader", "source" (locked cells only)}}`` from ``source/<a>/<a>.ipynb``: what
+    nbgrader's gradebook holds of the instructor's cells, as plain data a worker anywhere can use."""
+    path = Path(course) / "source" / assignment / f"{notebook or assignment}.ipynb"
+    try:
+        cells = notebooks.read(path)["cells"]
+    except notebooks.NotebookError as error:
+        raise RuntimeError(f"cannot read the source notebook {path}: {error}") from None
+    found = {}
+    for cell in cells:
+        cell_id = notebooks.grade_id(cell)
+        if cell_id:
+            meta = notebooks.nbgrader_meta(cell)
+            found[cell_id] = {"cell_type": cell.get("cell_type"), "nbgrader": copy.deepcopy(meta),
+                              "source": notebooks.source_text(cell) if meta.get("locked") else None}
+    return found
+
+
+def restore_metadata(nb, source):
+    """Every cell's nbgrader metadata made the instructor's, by grade id (``TrustedMetadata``'s rule); returns the
+    grade ids that were not the instructor's (dropped). A cell whose id the source lacks, whose type differs, or
+    whose id was already seen, loses its nbgrader metadata and is plain code."""
+    seen, dropped = set(), []
+    for cell in nb["cells"]:
+        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        if "nbgrader" not in meta:
+            continue
+        cell_id = notebooks.grade_id(cell) if isinstance(meta.get("nbgrader"), dict) else None
+        mine = source.get(cell_id) if isinstance(cell_id, str) else None
+        if mine and cell_id not in seen and cell.get("cell_type") == mine["cell_type"]:
+            meta["nbgrader"] = copy.deepcopy(mine["nbgrader"])
+            seen.add(cell_id)
+        else:
+            del meta["nbgrader"]
+            dropped.append(cell_id)
+    return dropped
+
+
+def overwrite_locked(nb, source):
+    """Every locked cell's source made the instructor's (nbgrader's ``OverwriteCells``), after
+    :func:`restore_metadata`."""
+    for cell in nb["cells"]:
+        mine = source.get(notebooks.grade_id(cell)) if notebooks.grade_id(cell) else None
+        if mine and mine["source"] is not None:
+            cell["source"] = mine["source"]
+
+
+def job_cells(nb, assignment, source):
+    """The ``[(cell key, source)]`` that nbgrader's autograde hands ``TrustedExecute`` for this notebook."""
+    restore_metadata(nb, source)
+    overwrite_locked(nb, source)
+    return notebook_cells(nb, assignment)
+
+
+def cells_digest(cells):
+    """A digest of the cells that were run: the grader replays a result only on the same cells."""
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()
+
+
+def checks_digest(assignment):
+    """A digest of the assignment's graded items and of this package's code (the checks and everything they use):
+    two grading processes with the same digest grade alike."""
+    items = [[i.id, i.points, i.visible, list(i.hidden), i.needs, i.name] for i in items_of(assignment)]
+    return hashlib.sha256(json.dumps(items, sort_keys=True, default=repr).encode() + _package_digest()).hexdigest()
+
+
+@functools.cache
+def _package_digest():
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.digest()
+
+
+def grader_digest(assignment):
+    """What a recorded grade depends on besides the notebook: the checks and the settings in force (but the
+    gradebook's address). A regrade is due when it changes."""
+    values = settings_module.as_dict()
+    values.get("grading", {}).pop("db_url", None)
+    payload = checks_digest(assignment) + json.dumps(values, sort_keys=True, default=repr)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def submission_digest(data, assignment):
+    """The content hash kept in a submission's record: its bytes and the grader they were graded with."""
+    return hashlib.sha256(data + b"\0" + grader_digest(assignment).encode()).hexdigest()
+
+
+# ------------------------------------------------------------------ the worker's side
+
+_ONE_AT_A_TIME = threading.Lock()   # a Dask worker with several threads still grades one job at a time here
+_LAUNCHERS = {}
+
+
+def _launcher(sandboxed):
+    if sandboxed not in _LAUNCHERS:
+        if sandboxed:
+            from ..trusted import sandbox
+
+            sandbox.probe()       # once per process: no sandbox here raises SandboxUnavailable, with what to do
+        _LAUNCHERS[sandboxed] = sandbox_launcher if sandboxed else unsandboxed_launcher
+    return _LAUNCHERS[sandboxed]
+
+
+def grade_job(job):
+    """Grade ``job`` here; returns :func:`grade_to_data` of its ``NotebookGrade`` with where and how long."""
+    with _ONE_AT_A_TIME:
+        started = time.perf_counter()
+        if job.grader and job.grader != checks_digest(job.assignment):
+            raise RuntimeError(f"this worker ({socket.gethostname()}) has other checks for {job.assignment} than "
+                               "the grader: install the same autograder version on every worker")
+        nb = notebooks.loads(job.notebook)
+        cells = job_cells(nb, job.assignment, job.source)
+        previous = os.environ.get(GRADING_ENV)
+        os.environ[GRADING_ENV] = "1"     # an official grade: GPU items without a GPU are pending (spec.grading)
+        try:
+            with settings_module.override(job.settings):
+                grade = grade_cells(job.assignment, cells, seed=job.seed, launcher=_launcher(job.sandbox),
+                                    only=job.only, ahead=True)
+        finally:
+            if previous is None:
+                os.environ.pop(GRADING_ENV, None)
+            else:
+                os.environ[GRADING_ENV] = previous
+        data = grade_to_data(grade, cells)
+        data.update(seed=job.seed, worker=worker_name(), cuda=cuda_here(), seconds=time.perf_counter() - started,
+                    peak_rss_mb=peak_rss_mb())
+        return data
+
+
+def grade_to_data(grade, cells):
+    return {"items": [r.as_dict() for r in grade.items], "cells": [asdict(c) for c in grade.cells],
+            "problems": list(grade.problems), "cells_digest": cells_digest(cells)}
+
+
+def grade_from_data(data):
+    """The ``NotebookGrade`` back from :func:`grade_to_data` (``TrustedExecute`` writes it into the notebook)."""
+    return NotebookGrade([ItemResult(**r) for r in data.get("items", [])],
+                         [CellOutcome(**c) for c in data.get("cells", [])], list(data.get("problems", [])))
+
+
+def merge(earlier, later):
+    """``earlier``'s result with the items that ``later`` graded (a GPU worker's, for the pending items) replacing
+    its own, in ``earlier``'s order; the problems of both."""
+    graded = {r["item"]: r for r in later.get("items", [])}
+    merged = dict(earlier)
+    merged["items"] = [graded.get(r["item"], r) for r in earlier.get("items", [])]
+    merged["problems"] = list(earlier.get("problems", [])) + [
+        p for p in later.get("problems", []) if p not in earlier.get("problems", [])]
+    merged["seconds"] = earlier.get("seconds", 0.0) + later.get("seconds", 0.0)
+    merged["gpu_worker"] = later.get("worker")
+    merged["peak_rss_mb"] = max(earlier.get("peak_rss_mb", 0.0), later.get("peak_rss_mb", 0.0))
+    return merged
+
+
+def pending_items(data):
+    return [r["item"] for r in data.get("items", []) if r.get("status") == "pending"]
+
+
+def worker_name():
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"{socket.gethostname()} (pid {os.getpid()})"
+
+
+def cuda_here():
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def peak_rss_mb():
+    """The largest resident memory of this process and of any one process it started (the sandboxed workers),
+    in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return round(max(own, children), 1)

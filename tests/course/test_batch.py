@@ -1,0 +1,125 @@
+"""The batch grader's parts: the Dask executor with real worker processes (one that dies is retried once, then an
+error), the kept results, content hashes, merging a GPU worker's items, and the worker's view of a notebook."""
+
+import json
+
+import pytest
+
+from autograder.course import batch, jobs, notebooks
+from autograder.course.trusted_runner import notebook_cells
+from autograder.settings import override
+from tests.proving import ROOT
+
+
+def job_for(student, scratch):
+    return jobs.Job(student, "stability", b"{}", {}, seed=1, settings={"scratch": str(scratch)})
+
+
+def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_error(tmp_path):
+    from tests.course.batch_tasks import dies, raises
+
+    executor = batch.DaskExecutor(workers=2, task=dies)
+    try:
+        assert executor.workers == 2 and not executor.gpu and executor.name == "2 local Dask workers"
+        done = {}
+        for batch_ in (["once"], ["always", "fine"]):      # no more jobs at once than workers, as grade_batch does
+            for student in batch_:
+                executor.submit(len(done) + batch_.index(student), job_for(student, tmp_path))
+            while len(executor):
+                tag, data, error = executor.next_done()
+                done[tag] = (data, error)
+        executor.task = raises
+        executor.submit(3, job_for("buggy", tmp_path))
+        done[3] = executor.next_done()[1:]
+    finally:
+        executor.close()
+    data, error = done[0]
+    assert error is None and data["student"] == "once"    # the first try killed its worker; the retry finished
+    data, error = done[1]
+    assert data is None and "died twice while grading it" in error and "retried once" in error
+    assert done[2][1] is None and done[2][0]["student"] == "fine"
+    assert done[3] == (None, "ValueError on the grading worker: a grader bug for buggy")
+
+
+@pytest.mark.quick
+def test_kept_results_are_found_only_for_the_same_content_hash(tmp_path):
+    store = batch.ResultStore(tmp_path)
+    store.put("ann", "stability", "abc", 7, {"items": [], "seed": 7})
+    assert store.get("ann", "stability", "abc") == {"items": [], "seed": 7}
+    assert store.get("ann", "stability", "other") is None and store.get("bob", "stability", "abc") is None
+    store.path("bob", "stability").parent.mkdir(parents=True)
+    store.path("bob", "stability").write_text("{torn")        # a write cut short cannot be read as a result
+    assert store.get("bob", "stability", "abc") is None
+    assert sorted(p.name for p in (tmp_path / batch.RESULTS / "ann").iterdir()) == ["stability.json"]
+
+
+@pytest.mark.quick
+def test_the_content_hash_changes_with_the_notebook_the_checks_settings_but_not_the_gradebook():
+    data = b'{"cells": []}'
+    first = jobs.submission_digest(data, "stability")
+    assert jobs.submission_digest(data, "stability") == first
+    assert jobs.submission_digest(data + b" ", "stability") != first
+    assert jobs.submission_digest(data, "amp") != first
+    with override({"grading": {"cell_timeout_s": 7}}):
+        assert jobs.submission_digest(data, "stability") != first
+    with override({"grading": {"db_url": "postgresql+psycopg://x@127.0.0.1/gb"}}):
+        assert jobs.submission_digest(data, "stability") == first
+
+
+@pytest.mark.quick
+def test_a_gpu_workers_items_replace_the_pending_ones_in_order():
+    cpu = {"items": [{"item": "a", "status": "passed"}, {"item": "speed", "status": "pending"},
+                     {"item": "b", "status": "failed"}], "problems": ["p"], "seconds": 2.0, "worker": "w1",
+           "peak_rss_mb": 400.0}
+    gpu = {"items": [{"item": "speed", "status": "passed"}], "problems": ["p", "q"], "seconds": 1.0,
+           "worker": "w2", "peak_rss_mb": 900.0}
+    assert jobs.pending_items(cpu) == ["speed"]
+    merged = jobs.merge(cpu, gpu)
+    assert [r["status"] for r in merged["items"]] == ["passed", "passed", "failed"]
+    assert merged["problems"] == ["p", "q"] and merged["seconds"] == 3.0 and merged["peak_rss_mb"] == 900.0
+    assert merged["worker"] == "w1" and merged["gpu_worker"] == "w2" and jobs.pending_items(merged) == []
+
+
+@pytest.mark.quick
+def test_the_worker_reads_a_forged_notebook_as_the_instructor_wrote_it():
+    """Metadata a student forged (points, a copy of a test cell, a fake id) is dropped, and a locked cell's edited
+    source is the instructor's again: the cells run are those nbgrader's sanitizing steps leave."""
+    source = jobs.source_map(ROOT, "stability")
+    nb = notebooks.read(ROOT / "release" / "stability" / "stability.ipynb")
+    honest = job_cells_of(nb, source)
+    locked = next(c for c in nb["cells"] if source.get(notebooks.grade_id(c), {}).get("source") is not None
+                  and c["cell_type"] == "code" and not notebooks.is_graded_test(c))
+    locked["source"] = "stable_softmax = None\n"
+    tests = [c for c in nb["cells"] if notebooks.is_graded_test(c)]
+    tests[0]["metadata"]["nbgrader"]["points"] = 1000
+    nb["cells"].append(json.loads(json.dumps(tests[1])))                 # a second copy of a test cell
+    nb["cells"].append({"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "mine", "grade": True,
+                        "points": 50}}, "source": "x = 1\n", "outputs": [], "execution_count": None})
+    cells = job_cells_of(nb, source)
+    assert cells[:len(honest)] == honest                         # the locked cell is the instructor's again
+    assert [c[1] for c in cells[len(honest):]] == [notebooks.source_text(tests[1]), "x = 1\n"]   # plain code now
+    assert all(c[0].startswith("cell ") for c in cells[len(honest):])
+
+
+def job_cells_of(nb, source, topic="stability"):
+    """The cells a worker runs for ``nb``, read back from its bytes."""
+    return jobs.job_cells(notebooks.loads(json.dumps(nb).encode()), topic, source)
+
+
+@pytest.mark.quick
+def test_progress_lines_count_and_give_an_eta():
+    lines = []
+    progress = batch.Progress(3, lambda text, flush=True: lines.append(text), bar=False)
+    progress.say("start")
+    progress.step("ann/stability: 29/29 points (2.0 s)")
+    progress.step("bob/stability: kept", graded=False)
+    progress.step("cy/stability: 0/29 points (1.0 s)")
+    assert lines[0] == "start" and lines[1].startswith("[1/3] ann/stability: 29/29 points (2.0 s) (")
+    assert "left)" in lines[1] and lines[3].startswith("[3/3] cy/stability") and "left" not in lines[3]
+
+
+def test_notebook_cells_match_the_instructors_release():
+    """The worker's sanitizing leaves an untouched release notebook as it is."""
+    source = jobs.source_map(ROOT, "amp")
+    nb = notebooks.read(ROOT / "release" / "amp" / "amp.ipynb")
+    assert job_cells_of(nb, source, "amp") == notebook_cells(nb, "amp")
