@@ -123,3 +123,34 @@ def test_notebook_cells_match_the_instructors_release():
     source = jobs.source_map(ROOT, "amp")
     nb = notebooks.read(ROOT / "release" / "amp" / "amp.ipynb")
     assert job_cells_of(nb, source, "amp") == notebook_cells(nb, "amp")
+
+
+WITHOUT_NBGRADER = """
+import json, sys
+for name in ("nbgrader", "nbformat", "nbconvert", "jupyter_client", "traitlets"):
+    sys.modules[name] = None                      # a GPU worker has none of these
+from autograder.course import jobs, notebooks
+from tests.proving import ROOT
+data = sys.stdin.buffer.read()
+job = jobs.Job("ann", "stability", data, jobs.source_map(ROOT, "stability"), seed=5, sandbox=True,
+               grader=jobs.checks_digest("stability"))
+result = jobs.grade_job(job)
+print(json.dumps([[r["item"], r["status"]] for r in result["items"]]))
+"""
+
+
+def test_a_worker_grades_a_job_without_nbgrader_or_the_course():
+    """What a GPU worker runs: the notebook's bytes in, verdicts out, with no nbgrader, Jupyter or course files."""
+    import subprocess
+    import sys
+
+    from autograder.course.demo import _fill
+
+    release = notebooks.read(ROOT / "release" / "stability" / "stability.ipynb")
+    answers = notebooks.solution_sources(notebooks.read(ROOT / "source" / "stability" / "stability.ipynb"))
+    data = json.dumps(_fill(release, answers)).encode()
+    out = subprocess.run([sys.executable, "-c", WITHOUT_NBGRADER], input=data, capture_output=True, cwd=ROOT,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    verdicts = json.loads(out.stdout.decode().splitlines()[-1])
+    assert verdicts and all(status == "passed" for _, status in verdicts), verdicts
