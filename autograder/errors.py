@@ -32,3 +32,7 @@ class WorkerLost(RuntimeError):
     def __init__(self, message, timed_out=False):
         super().__init__(message)
         self.timed_out = timed_out
+
+
+class ClusterUnavailable(RuntimeError):
+    """No Dask cluster to grade on (``grade --scheduler``): what is wrong and what to do."""

@@ -31,6 +31,7 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
+from ..errors import ClusterUnavailable
 from ..settings import as_dict as settings_now
 from . import jobs
 from .grading import (SubmissionResult, autograde, inspect_submission, load_report, record_error, save_report,
@@ -75,7 +76,7 @@ class InlineExecutor:
     """Grades each job in this process, when its result is asked for."""
 
     workers = 1
-    name = "this process"
+    name = "this process, one at a time"
 
     def __init__(self):
         self.queue = collections.deque()
@@ -118,7 +119,14 @@ class DaskExecutor:
         dask.config.set(SCHEDULER_CONFIG)
         dask.config.set({"distributed.worker.daemon": False})   # workers start processes (the sandboxed ones)
         if scheduler:
-            self.client = Client(scheduler, timeout="30s")
+            try:
+                _reachable(scheduler)
+                self.client = Client(scheduler, timeout="20s")
+                self.client.wait_for_workers(1, timeout=60)
+            except (OSError, TimeoutError) as error:
+                raise ClusterUnavailable(f"the Dask scheduler at {scheduler} cannot be reached, or no worker joined "
+                                         f"it within a minute ({type(error).__name__}: {error}). Start one with "
+                                         f"`dask worker {scheduler} --nthreads 1`.") from None
             self.name = f"the Dask cluster at {scheduler}"
         else:
             workers = workers or os.cpu_count() or 1
@@ -171,6 +179,16 @@ class DaskExecutor:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def _reachable(address):
+    """Fail at once, not after Dask's retries, where nothing listens at ``tcp://HOST:PORT``."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme == "tcp" and parts.hostname and parts.port:
+        socket.create_connection((parts.hostname, parts.port), timeout=10).close()
 
 
 def _probe_quietly():
@@ -257,7 +275,6 @@ class Plan:
         self.result = None      # its graded result (jobs.grade_job's data): kept from before, or once graded
         self.error = None       # why it could not be graded
         self.action = "record"
-        self.gpu_sent = False
 
     @property
     def key(self):
@@ -303,8 +320,11 @@ def _decide(plan, force, gpu):
 
 
 def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, scheduler=None, force=False,
-                only_pending=False, executor=None):
-    """Grade ``pairs`` (see the module's docstring); returns a ``SubmissionResult`` per pair, in order."""
+                only_pending=False, executor=None, register=None):
+    """Grade ``pairs`` (see the module's docstring); returns a ``SubmissionResult`` per pair, in order.
+
+    ``register()`` puts the assignments in the gradebook, once the executor is there (a cluster that cannot be
+    reached stops the run before that)."""
     started = time.perf_counter()
     report = load_report(course)
     store = ResultStore(course)
@@ -319,7 +339,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
         executor = executor_for(workers, scheduler, need + (only_pending and bool(plans)))
     for plan in plans:
         plan.action = _decide(plan, force, executor.gpu)
-    out = Progress(len(plans), progress)
+    out = Progress(sum(p.action != "keep" for p in plans), progress)
     results = {}
     sources, graders = {}, {}
 
@@ -332,27 +352,28 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
 
     def send(plan):
         if plan.action == "gpu":
-            plan.gpu_sent = True
             executor.submit(plan.index, job(plan, jobs.pending_items(plan.result)), gpu=True)
         else:
-            plan.gpu_sent = plan.action == "grade-gpu"
-            executor.submit(plan.index, job(plan), gpu=plan.gpu_sent)
+            executor.submit(plan.index, job(plan), gpu=plan.action == "grade-gpu")
 
     try:
         todo = [p for p in plans if p.action in ("grade", "gpu", "grade-gpu")]
         if sandbox and todo and isinstance(executor, DaskExecutor):
             executor.check_sandbox()
+        if register is not None:
+            register()
         if progress:
             confined = "students' code sandboxed" if sandbox else "NO SANDBOX: students' code ran unconfined"
             gpu = ", with a GPU" if executor.gpu else ""
-            out.say(f"Grading {len(plans)} submissions on {executor.name}{gpu} (hidden-test seed {seed}; {confined})")
+            out.say(f"Grading {len(plans)} submissions with {executor.name}{gpu} (hidden-test seed {seed}; "
+                    f"{confined})")
             kept = sum(p.action == "keep" for p in plans)
             if kept:
                 out.say(f"{kept} unchanged since they were recorded (same notebook, checks and settings): kept; "
                         "--force grades them again")
         if only_pending and not executor.gpu:
-            out.say(f"No GPU on {executor.name}: {len(plans)} submission(s) stay pending (run this on a machine "
-                    "with a GPU, or pass --scheduler with a Dask worker started with --resources GPU=1)")
+            out.say(f"No GPU to grade them: {len(plans)} submission(s) stay pending (run this on a machine with a "
+                    "GPU, or pass --scheduler with a Dask worker started with --resources GPU=1)")
             return [p.recorded or _record_from_report(report[p.key]) for p in plans if p.recorded or p.key in report]
 
         window = executor.workers      # no job waits on a worker (SCHEDULER_CONFIG); the rest wait here
@@ -370,10 +391,13 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
                     save_report(course, [results[p.index] for p in plans[:state["written"]] if p.action != "keep"])
                     state["saved"] = time.monotonic()
 
-        write_ready()
-        while waiting or len(executor):
+        def refill():
             while waiting and len(executor) < window:
                 send(waiting.popleft())
+
+        write_ready()
+        while waiting or len(executor):
+            refill()
             index, data, error = executor.next_done()
             plan = by_index[index]
             if error is not None:
@@ -390,6 +414,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
                     send(plan)
                     continue
             ready.add(plan.index)
+            refill()            # the workers grade the next jobs while this process writes the gradebook
             write_ready()
         save_report(course, [results[p.index] for p in plans if p.action != "keep"])
     finally:
@@ -435,7 +460,7 @@ def summary(results, plans, seconds, executor):
     kept = sum(p.action == "keep" for p in plans)
     parts = [f"{counts['graded']} graded", f"{counts['error']} error{'s' * (counts['error'] != 1)}",
              f"{pending} with items pending a GPU", f"{counts['missing']} missing"]
-    line = f"Done in {_duration(seconds)} on {executor.name}: {', '.join(parts)}"
+    line = f"Done in {_duration(seconds)} with {executor.name}: {', '.join(parts)}"
     if kept:
         line += f"; {kept} kept from an earlier run"
     if graded:

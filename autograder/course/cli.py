@@ -65,11 +65,12 @@ def main(argv=None):
     p.add_argument("topics", nargs="*", help="only these topics' declarations (default: all)")
 
     args = parser.parse_args(argv)
+    from ..errors import ClusterUnavailable
     from ..trusted.sandbox import SandboxUnavailable
 
     try:
         return _run(parser, args)
-    except SandboxUnavailable as error:
+    except (SandboxUnavailable, ClusterUnavailable) as error:
         print(f"Cannot grade: {error}", file=sys.stderr)
         return 2
 

@@ -284,9 +284,10 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
         from ..trusted.sandbox import probe
 
         probe()   # no sandbox here: stop before grading anything, with what to install or allow (SandboxUnavailable)
-    register_assignments(course, sorted({a for _, a in pairs}, key=assignments.index))
     return grade_batch(course, pairs, seed=seed, sandbox=sandbox, progress=progress, workers=workers,
-                       scheduler=scheduler, force=force, only_pending=only_pending)
+                       scheduler=scheduler, force=force, only_pending=only_pending,
+                       register=lambda: register_assignments(course, sorted({a for _, a in pairs},
+                                                                            key=assignments.index)))
 
 
 REPORT = "grading-report.json"

@@ -264,6 +264,14 @@ def test_the_batch_goes_on_and_records_every_submission(main_run):
     assert not missing, f"no record in grading-report.json for {missing}"
 
 
+def test_every_notebook_is_graded_once_on_the_cells_nbgrader_reads(main_run):
+    """The job a grading worker runs reads each hostile notebook (forged metadata, edited locked cells, ...) as
+    nbgrader's own sanitizing steps do: its verdicts are written as they are, never graded a second time."""
+    again = [key for key, record in main_run.report.items()
+             if any("graded again here" in p for p in record.get("problems", []))]
+    assert not again, f"graded twice (the worker read other cells than nbgrader): {again}"
+
+
 def test_no_process_outlives_grading(main_run):
     """Seconds after grading, no process works in the course directory or carries the run's marker."""
     assert not main_run.survivors, f"{len(main_run.survivors)} processes survive: {main_run.survivors[:5]}"

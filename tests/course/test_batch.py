@@ -154,3 +154,15 @@ def test_a_worker_grades_a_job_without_nbgrader_or_the_course():
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     verdicts = json.loads(out.stdout.decode().splitlines()[-1])
     assert verdicts and all(status == "passed" for _, status in verdicts), verdicts
+
+
+def test_a_scheduler_that_cannot_be_reached_stops_grade_with_what_to_do(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "autograder", "--course", str(tmp_path), "grade", "stability",
+                          "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.startswith("Cannot grade: the Dask scheduler at tcp://127.0.0.1:1 cannot be reached")
+    assert "dask worker tcp://127.0.0.1:1" in out.stderr and "Traceback" not in out.stderr
+    assert list(tmp_path.iterdir()) == []          # nothing written

@@ -131,7 +131,7 @@ def test_a_killed_run_resumes_with_nothing_lost_or_graded_again(serial, resumed)
         assert resumed["after"][path] == mtime, path
     assert len(resumed["after"]) == graded_in_all
     assert grades_in(resumed["course"]) == grades_in(serial)
-    assert "on 2 local Dask workers" in resumed["output"] and "Done in" in resumed["output"]
+    assert "with 2 local Dask workers" in resumed["output"] and "Done in" in resumed["output"]
     assert "notebooks graded" in resumed["output"]
 
 
@@ -187,5 +187,5 @@ def test_gpu_items_go_to_the_gpu_worker_and_stay_pending_without_cuda(postgres):
     assert all(report[k]["gpu_worker"] in gpu and report[k]["grades"]["speed"][0] == 0 for k in waiting)
     out = postgres["pending"].stdout
     assert postgres["pending"].returncode == 0, out + postgres["pending"].stderr
-    assert "Grading 4 submissions on the Dask cluster at" in out and ", with a GPU" in out
+    assert "Grading 4 submissions with the Dask cluster at" in out and ", with a GPU" in out
     assert sorted(line.split(":")[0].split("] ")[1] for line in out.splitlines() if line.startswith("[")) == waiting
