@@ -109,7 +109,8 @@ class MemorySampler:
 def dask_children():
     """The local cluster's worker processes: this process's children that run Dask (spawned by multiprocessing)."""
     me = psutil.Process()
-    return [p for p in me.children() if "multiprocessing" in " ".join(p.cmdline())]
+    return [p for p in me.children() if "multiprocessing.spawn" in " ".join(p.cmdline())
+            and "resource_tracker" not in " ".join(p.cmdline())]
 
 
 def timed(label, grade, roots):

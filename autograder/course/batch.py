@@ -116,6 +116,7 @@ class DaskExecutor:
 
         self.task = task or jobs.grade_job
         self.cluster = None
+        self.environ = dict(os.environ)   # a local cluster's nannies set theirs here (OMP_NUM_THREADS=1, ...)
         dask.config.set(SCHEDULER_CONFIG)
         dask.config.set({"distributed.worker.daemon": False})   # workers start processes (the sandboxed ones)
         if scheduler:
@@ -179,6 +180,8 @@ class DaskExecutor:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+        os.environ.clear()
+        os.environ.update(self.environ)
 
 
 def _reachable(address):

@@ -18,6 +18,9 @@ def job_for(student, scratch):
 def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_error(tmp_path):
     from tests.course.batch_tasks import dies, raises
 
+    import os
+
+    environ = dict(os.environ)
     executor = batch.DaskExecutor(workers=2, task=dies)
     try:
         assert executor.workers == 2 and not executor.gpu and executor.name == "2 local Dask workers"
@@ -33,6 +36,7 @@ def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_erro
         done[3] = executor.next_done()[1:]
     finally:
         executor.close()
+    assert dict(os.environ) == environ      # Dask's nannies set OMP_NUM_THREADS=1 and more here: put back
     data, error = done[0]
     assert error is None and data["student"] == "once"    # the first try killed its worker; the retry finished
     data, error = done[1]
