@@ -10,6 +10,7 @@ grader writes it into nbgrader's gradebook on the instructor's side (``TrustedEx
 checking that nbgrader sees the very cells that were graded: :func:`cells_digest`).
 """
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -155,6 +156,20 @@ def _launcher(sandboxed):
     return _LAUNCHERS[sandboxed]
 
 
+@contextlib.contextmanager
+def official_grade():
+    """An official grade for the block: GPU items without a GPU are pending (``spec.grading``)."""
+    previous = os.environ.get(GRADING_ENV)
+    os.environ[GRADING_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(GRADING_ENV, None)
+        else:
+            os.environ[GRADING_ENV] = previous
+
+
 def grade_job(job):
     """Grade ``job`` here; returns :func:`grade_to_data` of its ``NotebookGrade`` with where and how long."""
     with _ONE_AT_A_TIME:
@@ -164,17 +179,9 @@ def grade_job(job):
                                "the grader: install the same autograder version on every worker")
         nb = notebooks.loads(job.notebook)
         cells = job_cells(nb, job.assignment, job.source)
-        previous = os.environ.get(GRADING_ENV)
-        os.environ[GRADING_ENV] = "1"     # an official grade: GPU items without a GPU are pending (spec.grading)
-        try:
-            with settings_module.override(job.settings):
-                grade = grade_cells(job.assignment, cells, seed=job.seed, launcher=_launcher(job.sandbox),
-                                    only=job.only, ahead=True)
-        finally:
-            if previous is None:
-                os.environ.pop(GRADING_ENV, None)
-            else:
-                os.environ[GRADING_ENV] = previous
+        with official_grade(), settings_module.override(job.settings):
+            grade = grade_cells(job.assignment, cells, seed=job.seed, launcher=_launcher(job.sandbox),
+                                only=job.only, ahead=True)
         data = grade_to_data(grade, cells)
         data.update(seed=job.seed, worker=worker_name(), cuda=cuda_here(), seconds=time.perf_counter() - started,
                     peak_rss_mb=peak_rss_mb())

@@ -18,9 +18,9 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Unicode
 
-from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
+from ..spec import SEED_ENV, new_run_seed
 from . import notebooks
-from .jobs import cells_digest, grade_from_data, restore_metadata, source_map
+from .jobs import cells_digest, grade_from_data, official_grade, restore_metadata, source_map
 from .trusted_runner import TRUSTED_PROBLEM, grade_cells, launcher_from_settings, notebook_cells
 
 
@@ -59,15 +59,8 @@ class TrustedExecute(Execute):
         if not seed:
             seed = str(new_run_seed())
             self.log.info("Hidden tests graded with seed %s (AUTOGRADER_GRADING_SEED reproduces it)", seed)
-        previous = os.environ.get(GRADING_ENV)
-        os.environ[GRADING_ENV] = "1"     # an official grade: GPU items without a GPU are pending (spec.grading)
-        try:
+        with official_grade():
             return grade_cells(topic, cells, seed=int(seed), launcher=launcher_from_settings(), ahead=True)
-        finally:
-            if previous is None:
-                os.environ.pop(GRADING_ENV, None)
-            else:
-                os.environ[GRADING_ENV] = previous
 
 
 def write_verdicts(nb, topic, grade):
