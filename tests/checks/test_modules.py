@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.checks import modules
-from tests.mutants.modules import MUTANTS
+from tests.mutants.modules import MUTANTS, mlp_sharing_weights_of_equal_size, tie_weight
 from tests.proving import check_names, failing, failing_among, reference, with_replacements
 
 TOPIC = "modules"
@@ -96,35 +96,13 @@ def test_reused_layer_message_names_the_positions():
     assert "new torch.nn.Linear(n_in, n_out) for every consecutive pair" in message
 
 
-def _mlp_tying_weights(share):
-    """Distinct Linear modules, but each layer of already seen sizes takes the first one's weight (``share``)."""
-    def make_mlp(sizes, activation=torch.nn.ReLU):
-        if len(sizes) < 2:
-            raise ValueError("two sizes at least")
-        first, layers = {}, []
-        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-            if i:
-                layers.append(activation())
-            layer = torch.nn.Linear(n_in, n_out)
-            if (n_in, n_out) in first:
-                share(layer, first[n_in, n_out])
-            first.setdefault((n_in, n_out), layer)
-            layers.append(layer)
-        return torch.nn.Sequential(*layers)
-    return make_mlp
-
-
-def _same_parameter(layer, first):
-    layer.weight = first.weight
-
-
 def _same_memory(layer, first):
     layer.weight = torch.nn.Parameter(first.weight.data)    # a new Parameter on the same storage
 
 
-@pytest.mark.parametrize("share", [_same_parameter, _same_memory], ids=["same Parameter", "same storage"])
+@pytest.mark.parametrize("share", [tie_weight, _same_memory], ids=["same Parameter", "same storage"])
 def test_weights_tied_between_distinct_layers_lose_only_the_structure(share):
-    failed = failing_among(TOPIC, with_replacements(TOPIC, {"make_mlp": _mlp_tying_weights(share)}),
+    failed = failing_among(TOPIC, with_replacements(TOPIC, {"make_mlp": mlp_sharing_weights_of_equal_size(share)}),
                            {c for c in check_names(TOPIC) if "make_mlp" in c})
     assert set(failed) == {"check_make_mlp_structure"}
     message = failed["check_make_mlp_structure"]

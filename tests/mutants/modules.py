@@ -146,19 +146,30 @@ def mlp_reusing_layers_of_equal_size(sizes, activation=torch.nn.ReLU):
     return torch.nn.Sequential(*layers)
 
 
-def mlp_tying_weights_of_equal_size(sizes, activation=torch.nn.ReLU):
-    if len(sizes) < 2:
-        raise ValueError("need two sizes")
-    first, layers = {}, []
-    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-        if i:
-            layers.append(activation())
-        layer = torch.nn.Linear(n_in, n_out)
-        if (n_in, n_out) in first:
-            layer.weight = first[n_in, n_out].weight          # its own module, but one weight for equal sizes
-        first.setdefault((n_in, n_out), layer)
-        layers.append(layer)
-    return torch.nn.Sequential(*layers)
+def mlp_sharing_weights_of_equal_size(share):
+    """A ``make_mlp`` with a Linear module of its own per layer, where each layer of sizes already seen takes the
+    first such layer's weight by ``share(layer, first)``."""
+    def make_mlp(sizes, activation=torch.nn.ReLU):
+        if len(sizes) < 2:
+            raise ValueError("need two sizes")
+        first, layers = {}, []
+        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            if i:
+                layers.append(activation())
+            layer = torch.nn.Linear(n_in, n_out)
+            if (n_in, n_out) in first:
+                share(layer, first[n_in, n_out])
+            first.setdefault((n_in, n_out), layer)
+            layers.append(layer)
+        return torch.nn.Sequential(*layers)
+    return make_mlp
+
+
+def tie_weight(layer, first):
+    layer.weight = first.weight          # its own module, but one weight Parameter for equal sizes
+
+
+mlp_tying_weights_of_equal_size = mlp_sharing_weights_of_equal_size(tie_weight)
 
 
 # ---------------------------------------------------------------------- fit
