@@ -12,25 +12,12 @@ import functools
 
 import torch
 
+from ...threads import one_thread
+
 SIZES = (16, 32, 32, 8)          # in, hidden, hidden, out
 BATCH = 16
 TARGET_SCALE = 0.2
 OVERFLOW_TARGET = 1e7            # d(MSE)/d(output) ~ 1e6: infinite in float16 even before scaling
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run the block on one CPU thread (the previous count restored after). The problems are small, so nothing is
-    lost; the grader's process and the student's worker then compute the same ops in the same order whatever
-    thread counts they start with (the resume check compares their losses bit for bit), and a busy machine does
-    not make each tiny op wait for OpenMP threads that wait for a core (measured under load 10 on 2 cores:
-    ``check_convergence`` took 20 s of wall time for 6 s of CPU time with 2 threads)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def single_threaded(fn):

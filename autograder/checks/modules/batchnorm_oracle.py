@@ -7,10 +7,11 @@ it normalises with the batch mean and the biased variance and updates
 ``running_var``; in evaluation it normalises with the running statistics and updates nothing.
 """
 
-import contextlib
 from dataclasses import dataclass
 
 import torch
+
+from ...threads import one_thread
 
 # Every spelling of a built-in batch norm: the Python entry points (torch.batch_norm, F.batch_norm,
 # torch.native_batch_norm, ...) and the ATen kernels they reach on CPU and CUDA (native_batch_norm,
@@ -69,19 +70,6 @@ class Config:
     def batchnorm(self, dtype=torch.float64):
         """The oracle for this configuration, in training mode."""
         return torch.nn.BatchNorm1d(self.features, momentum=self.momentum, eps=self.eps, affine=False, dtype=dtype)
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run the oracle on one thread. BatchNorm1d's CPU kernel opens a parallel region even for a [20, 5] batch;
-    with two threads on a loaded 2-core machine one call took 1 to 90 ms (2026-11-22, load 4), against 15 us
-    on one thread. The thread count is restored afterwards; student code runs with the process's setting."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def run(batchnorm, x):
