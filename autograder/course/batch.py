@@ -59,12 +59,12 @@ class ResultStore:
             return None
         return kept.get("result") if isinstance(kept, dict) and kept.get("digest") == digest else None
 
-    def put(self, student, assignment, digest, seed, result):
+    def put(self, student, assignment, digest, result):
         path = self.path(student, assignment)
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".result-", suffix=".json")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"digest": digest, "seed": seed, "result": result}, out)
+            json.dump({"digest": digest, "result": result}, out)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
@@ -294,13 +294,14 @@ def _record_from_report(record):
     return SubmissionResult(**{k: v for k, v in record.items() if k in names})
 
 
-def _look(course, plan, report, store):
-    """What is known of ``plan``'s submission: readable or not, its content hash, its record and kept result."""
+def _look(course, plan, report, store, grader):
+    """What is known of ``plan``'s submission: readable or not, its content hash (with ``grader``, the
+    ``jobs.grader_digest`` of its assignment), its record and kept result."""
     plan.status, plan.problems = inspect_submission(course, plan.student, plan.assignment)
     if plan.status != "graded":
         return          # missing, or unreadable or too big: recorded again as such, with the reason (cheap)
     plan.data = submission_path(course, plan.student, plan.assignment).read_bytes()
-    plan.digest = jobs.submission_digest(plan.data, plan.assignment)
+    plan.digest = jobs.submission_digest(plan.data, grader)
     record = report.get(plan.key)
     if record and record.get("digest") == plan.digest and record.get("status") == "graded":
         plan.recorded = _record_from_report(record)
@@ -332,8 +333,9 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
     report = load_report(course)
     store = ResultStore(course)
     plans = [Plan(i, s, a) for i, (s, a) in enumerate(pairs)]
+    graders = {a: jobs.grader_digest(a) for a in {p.assignment for p in plans}}
     for plan in plans:
-        _look(course, plan, report, store)
+        _look(course, plan, report, store, graders[plan.assignment])
     if only_pending:
         plans = [p for p in plans if p.status == "graded" and p.pending]
     own = executor is None
@@ -344,14 +346,14 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
         plan.action = _decide(plan, force, executor.gpu)
     out = Progress(sum(p.action != "keep" for p in plans), progress)
     results = {}
-    sources, graders = {}, {}
+    sources, checks, settings = {}, {}, settings_now()    # what every job of an assignment carries alike
 
     def job(plan, only=None):
         if plan.assignment not in sources:
             sources[plan.assignment] = jobs.source_map(course, plan.assignment)
-            graders[plan.assignment] = jobs.checks_digest(plan.assignment)
+            checks[plan.assignment] = jobs.checks_digest(plan.assignment)
         return jobs.Job(plan.student, plan.assignment, plan.data, sources[plan.assignment], seed, sandbox, only,
-                        settings_now(), graders[plan.assignment])
+                        settings, checks[plan.assignment])
 
     def send(plan):
         if plan.action == "gpu":
@@ -411,7 +413,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
                     plan.error = error
             else:
                 plan.result = jobs.merge(plan.result, data) if plan.action == "gpu" else data
-                store.put(plan.student, plan.assignment, plan.digest, seed, plan.result)
+                store.put(plan.student, plan.assignment, plan.digest, plan.result)
                 if plan.action == "grade" and executor.gpu and jobs.pending_items(plan.result):
                     plan.action = "gpu"         # its GPU items next, on a GPU worker
                     send(plan)

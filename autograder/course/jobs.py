@@ -28,8 +28,7 @@ from ..checks import items_of
 from ..spec import GRADING_ENV
 from . import notebooks
 from .results import ItemResult
-from .trusted_runner import (CellOutcome, NotebookGrade, grade_cells, notebook_cells, sandbox_launcher,
-                             unsandboxed_launcher)
+from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for, notebook_cells
 
 CUDA = "cuda"
 
@@ -135,25 +134,15 @@ def grader_digest(assignment):
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def submission_digest(data, assignment):
-    """The content hash kept in a submission's record: its bytes and the grader they were graded with."""
-    return hashlib.sha256(data + b"\0" + grader_digest(assignment).encode()).hexdigest()
+def submission_digest(data, grader):
+    """The content hash kept in a submission's record: its bytes and the grader (:func:`grader_digest` of its
+    assignment) they were graded with."""
+    return hashlib.sha256(data + b"\0" + grader.encode()).hexdigest()
 
 
 # ------------------------------------------------------------------ the worker's side
 
 _ONE_AT_A_TIME = threading.Lock()   # a Dask worker with several threads still grades one job at a time here
-_LAUNCHERS = {}
-
-
-def _launcher(sandboxed):
-    if sandboxed not in _LAUNCHERS:
-        if sandboxed:
-            from ..trusted import sandbox
-
-            sandbox.probe()       # once per process: no sandbox here raises SandboxUnavailable, with what to do
-        _LAUNCHERS[sandboxed] = sandbox_launcher if sandboxed else unsandboxed_launcher
-    return _LAUNCHERS[sandboxed]
 
 
 @contextlib.contextmanager
@@ -180,8 +169,8 @@ def grade_job(job):
         nb = notebooks.loads(job.notebook)
         cells = job_cells(nb, job.assignment, job.source)
         with official_grade(), settings_module.override(job.settings):
-            grade = grade_cells(job.assignment, cells, seed=job.seed, launcher=_launcher(job.sandbox),
-                                only=job.only, ahead=True)
+            launcher = launcher_for(job.sandbox and settings_module.settings.grading.sandbox)
+            grade = grade_cells(job.assignment, cells, seed=job.seed, launcher=launcher, only=job.only, ahead=True)
         data = grade_to_data(grade, cells)
         data.update(seed=job.seed, worker=worker_name(), cuda=cuda_here(), seconds=time.perf_counter() - started,
                     peak_rss_mb=peak_rss_mb())

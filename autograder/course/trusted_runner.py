@@ -74,13 +74,18 @@ def sandboxed():
     return settings.grading.sandbox and os.environ.get(NO_SANDBOX_ENV) != "1"
 
 
-def launcher_from_settings():
-    """The sandboxed launcher, or the plain one under ``--no-sandbox``; stops with ``SandboxUnavailable`` (and
-    what to do) where no sandbox can be made."""
-    if not sandboxed():
+def launcher_for(confined):
+    """The sandboxed launcher, or the unsandboxed one when not ``confined``; stops with ``SandboxUnavailable`` (and
+    what to do) where no sandbox can be made (``sandbox.probe``, once per process)."""
+    if not confined:
         return unsandboxed_launcher
     sandbox.probe()
     return sandbox_launcher
+
+
+def launcher_from_settings():
+    """The sandboxed launcher, or the plain one under ``--no-sandbox`` or ``settings.grading.sandbox`` false."""
+    return launcher_for(sandboxed())
 
 
 def notebook_cells(nb, topic):

@@ -48,7 +48,7 @@ def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_erro
 @pytest.mark.quick
 def test_kept_results_are_found_only_for_the_same_content_hash(tmp_path):
     store = batch.ResultStore(tmp_path)
-    store.put("ann", "stability", "abc", 7, {"items": [], "seed": 7})
+    store.put("ann", "stability", "abc", {"items": [], "seed": 7})
     assert store.get("ann", "stability", "abc") == {"items": [], "seed": 7}
     assert store.get("ann", "stability", "other") is None and store.get("bob", "stability", "abc") is None
     store.path("bob", "stability").parent.mkdir(parents=True)
@@ -59,15 +59,18 @@ def test_kept_results_are_found_only_for_the_same_content_hash(tmp_path):
 
 @pytest.mark.quick
 def test_the_content_hash_changes_with_the_notebook_the_checks_settings_but_not_the_gradebook():
+    def digest(data, assignment):
+        return jobs.submission_digest(data, jobs.grader_digest(assignment))
+
     data = b'{"cells": []}'
-    first = jobs.submission_digest(data, "stability")
-    assert jobs.submission_digest(data, "stability") == first
-    assert jobs.submission_digest(data + b" ", "stability") != first
-    assert jobs.submission_digest(data, "amp") != first
+    first = digest(data, "stability")
+    assert digest(data, "stability") == first
+    assert digest(data + b" ", "stability") != first
+    assert digest(data, "amp") != first
     with override({"grading": {"cell_timeout_s": 7}}):
-        assert jobs.submission_digest(data, "stability") != first
+        assert digest(data, "stability") != first
     with override({"grading": {"db_url": "postgresql+psycopg://x@127.0.0.1/gb"}}):
-        assert jobs.submission_digest(data, "stability") == first
+        assert digest(data, "stability") == first
 
 
 @pytest.mark.quick
