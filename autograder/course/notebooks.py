@@ -56,6 +56,15 @@ def loads(data):
         raise NotebookError(f"not valid notebook JSON ({error})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError("JSON, but not a notebook (no list of cells)")
+    for index, cell in enumerate(nb["cells"]):
+        if not isinstance(cell, dict):
+            raise NotebookError(f"JSON, but not a notebook (cell {index} is {json.dumps(cell)[:40]}, not a cell)")
+        meta = cell.get("metadata", {})
+        if not isinstance(meta, dict) or not isinstance(meta.get("nbgrader", {}), dict):
+            raise NotebookError(f"JSON, but not a notebook (cell {index}'s metadata is not a JSON object)")
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            raise NotebookError(f"JSON, but not a notebook (cell {index}'s source is not text)")
     return nb
 
 

@@ -949,6 +949,12 @@ def add_huge_output(nb, megabytes=60):
                         "data": {"image/png": "iVBORw0KGgo" + "A" * (megabytes * 2**20)}}]
 
 
+def add_malformed_cells(nb):
+    """Cells that are not cells: a number, and a cell whose metadata is a list."""
+    nb["cells"].insert(1, 42)
+    nb["cells"].insert(2, {"cell_type": "code", "metadata": ["nbgrader"], "source": "x = 1", "outputs": []})
+
+
 def _copy_of_test_cell(nb, grade_id):
     """What JupyterLab's copy and paste of a graded test cell gives: the same metadata, checksum included."""
     original = next(c for c in nb["cells"] if notebooks.grade_id(c) == grade_id)
@@ -1173,6 +1179,9 @@ ATTACKS = [
     Attack("huge_notebook", "stability", "60 MB of base64 in a cell output (reference answers): refused before "
            "parsing", _steal_everywhere(REFERENCE), nothing("stability"), mutate=add_huge_output,
            reported=r"(?i)too (large|big)|size|MB|bytes"),
+    Attack("malformed_cells", "stability", "a number among the cells and a cell whose metadata is a list "
+           "(reference answers): an error naming the cell, before grading", _steal_everywhere(REFERENCE),
+           nothing("stability"), mutate=add_malformed_cells, reported=r"cell 1 is 42, not a cell"),
     Attack("catch_timeout", "stability", "stable_softmax loops forever on bfloat16 inside `except BaseException: "
            "continue` (CallTimeout and interrupts swallowed)",
            {"stable_softmax": CATCH_TIMEOUT, "softmax_cross_entropy": Reference(before="import torch\n\n"),

@@ -53,3 +53,21 @@ def test_settings_command_lists_settings_items_and_declared_tolerances():
     assert any(i["needs"] == "cuda" for i in data["topics"]["amp"]["items"])
 
 
+
+
+@pytest.mark.quick
+def test_a_notebook_whose_cells_are_not_cells_is_named_not_read(tmp_path):
+    """JSON with a list of cells, but a number among them, or a cell with list metadata: a NotebookError that says
+    which cell, where the grader would otherwise stop on it."""
+    import json
+
+    from autograder.course import notebooks
+
+    for cells, says in [([{"cell_type": "code", "source": "x"}, 42], "cell 1 is 42, not a cell"),
+                        ([{"cell_type": "code", "metadata": ["nbgrader"], "source": ""}], "cell 0's metadata"),
+                        ([{"cell_type": "code", "metadata": {"nbgrader": 7}, "source": ""}], "cell 0's metadata"),
+                        ([{"cell_type": "code", "source": ["x", 3]}], "cell 0's source is not text")]:
+        path = tmp_path / "nb.ipynb"
+        path.write_text(json.dumps({"cells": cells}))
+        with pytest.raises(notebooks.NotebookError, match=says.replace("'", ".")):
+            notebooks.read(path)
