@@ -60,6 +60,10 @@ def main(argv=None):
 
     sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
+    p = sub.add_parser("kit", help="write the student kit: the release notebooks and a wheel of the checks without "
+                                   "the answers (what students install)")
+    p.add_argument("-o", "--out", metavar="DIR", help="where to write it (default: kit/ in the course directory)")
+
     p = sub.add_parser("settings", help="print every setting in force (JSON), and each topic's declared items, "
                                         "tolerances and limits")
     p.add_argument("topics", nargs="*", help="only these topics' declarations (default: all)")
@@ -70,6 +74,14 @@ def main(argv=None):
 
     try:
         return _run(parser, args)
+    except ModuleNotFoundError as error:   # in the student kit, which has only the tools `check` needs
+        from ..kit_contents import in_kit
+        module = (error.name or "").split(".")
+        if module[:2] != ["autograder", "course"] or in_kit("/".join(module[1:]) + ".py"):
+            raise
+        print(f"`python -m autograder {args.command}` is an instructor's command, not in the student kit "
+              "(it has `check`).", file=sys.stderr)
+        return 2
     except (SandboxUnavailable, ClusterUnavailable) as error:
         print(f"Cannot grade: {error}", file=sys.stderr)
         return 2
@@ -113,6 +125,18 @@ def _run(parser, args):
     if args.command == "settings":
         from .listing import settings_text
         print(settings_text(args.topics or None))
+        return 0
+    if args.command == "kit":
+        import os
+        from .kit import KitError, build_kit
+        out = args.out or os.path.join(args.course, "kit")
+        try:
+            wheel = build_kit(args.course, out)
+        except KitError as error:
+            print(f"Cannot build the kit: {error}", file=sys.stderr)
+            return 1
+        print(f"wrote {wheel} and the notebooks under {os.path.join(out, 'release')}\n"
+              f"students install it with: python3 -m venv .venv && .venv/bin/pip install {wheel.name}")
         return 0
     if args.command == "pending":
         from .report import pending_text

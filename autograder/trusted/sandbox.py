@@ -2,7 +2,8 @@
 
 ``start(argv, scratch=...)`` runs ``argv`` (the worker) with no network (its own network namespace:
 only ``lo``), its own PID namespace (it cannot see or signal the grader), a read-only view of only
-the system directories, the Python installation and the ``autograder`` package, one writable scratch
+the system directories, the Python installation and the student kit's ``autograder`` package (``kit_tree``: no
+oracle, no course tool, wherever the grader's own copy lies), one writable scratch
 directory at the same path as outside (also HOME and TMPDIR), an empty environment, uid 65534 and
 resource limits. ``stop(proc)`` ends it and every process it started, setsid or not.
 
@@ -32,6 +33,7 @@ import tempfile
 from dataclasses import dataclass
 
 from . import processes
+from .kit_tree import kit_tree
 from .processes import close_quietly, end_family
 
 SANDBOX_UID = SANDBOX_GID = 65534   # "nobody" on Debian and most distributions
@@ -107,10 +109,10 @@ THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 def default_env(scratch):
     """The whole environment inside unless the caller passes its own: nothing of the grader's but its thread
-    counts (a Dask worker sets 1, so that two graders on two cores do not each run two busy threads)."""
+    counts (a Dask worker sets 1, so that two graders on two cores do not each run two busy threads).
+    ``import autograder`` finds the student kit (``kit_tree``), not the grader's own copy."""
     env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-           "PYTHONPATH": os.path.dirname(PACKAGE_DIR)}   # `import autograder` finds the grader's own copy
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": kit_tree()}
     env.update({name: os.environ[name] for name in THREADS if os.environ.get(name, "").isdigit()})
     return env
 
@@ -219,9 +221,11 @@ def _view(scratch, readable, tools):
             options += ["--ro-bind", name, name]
         covered.add(name)
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-              os.path.dirname(sys.executable), PACKAGE_DIR, *tools.values(), *ETC_FILES}
+              os.path.dirname(sys.executable), *tools.values(), *ETC_FILES}
     mounts = {path: "--ro-bind" for path in _with_real_paths(python)}
     _refuse_course(mounts)
+    kit = kit_tree()
+    mounts[kit] = "--ro-bind"
     for path in readable:
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}, to be shown read-only in the sandbox, does not exist")
@@ -240,6 +244,9 @@ def _view(scratch, readable, tools):
         made.add(path)
     if "/tmp" not in made:
         options += ["--perms", "0755", "--dir", "/tmp"]   # empty, read-only: the root path's second bwrap stages there
+    for package in _with_real_paths([PACKAGE_DIR]):
+        if _under(package, covered):   # the grader's copy inside a shown directory (site-packages): the kit over it
+            options += ["--ro-bind", os.path.join(kit, "autograder"), package]
     return [*options, "--chdir", scratch, "--remount-ro", "/dev", "--remount-ro", "/"]
 
 

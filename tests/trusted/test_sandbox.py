@@ -19,6 +19,7 @@ import pytest
 
 from autograder.settings import override
 from autograder.trusted import sandbox
+from autograder.trusted.kit_tree import kit_tree
 from autograder.trusted.sandbox import GiB, MiB, Limits, SandboxUnavailable
 
 IS_ROOT = os.geteuid() == 0
@@ -124,12 +125,12 @@ def test_course_root_tmp_and_home_are_hidden(ready, tmp_path, scratch):
         """, scratch)
     assert seen["readable"] == []
     assert seen["tmp_path"] == ["scratch"]                   # the course beside it is not there
-    assert "solutions" not in seen["repo"] and "autograder" in seen["repo"]
+    assert not {"solutions", "autograder"} & set(seen["repo"] or [])   # the package shown is the kit, elsewhere
     under_root = {path.split("/")[2] for path in (sys.base_prefix, sys.prefix) if path.startswith("/root/")}
     assert set(seen["root"] or []) <= under_root             # only the way to the interpreter
     assert seen["home"] is None
-    shown = (scratch, sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix), sandbox.PACKAGE_DIR)
-    # only the ancestors of what is bound (the scratch; the venv and the package when the checkout is under /tmp)
+    shown = (scratch, sys.prefix, sys.base_prefix, os.path.realpath(sys.prefix), kit_tree())
+    # only the ancestors of what is bound (the scratch, the kit; the venv when the checkout is under /tmp)
     assert set(seen["tmp"]) <= {path.split("/")[2] for path in shown if path.startswith("/tmp/")}
     assert set(seen["etc"]) <= {os.path.basename(path) for path in sandbox.ETC_FILES}
 
@@ -188,7 +189,7 @@ def test_torch_autograder_and_dataloader_workers(ready, scratch):
         print(json.dumps({"torch": torch.__version__, "autograder": autograder.__file__, "batches": batches,
                           "peak_gib": int(peak) / 2**20}))
         """, scratch)
-    assert seen["autograder"] == os.path.join(sandbox.PACKAGE_DIR, "__init__.py")
+    assert seen["autograder"] == os.path.join(kit_tree(), "autograder", "__init__.py")   # the student kit's copy
     assert seen["batches"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert seen["peak_gib"] < sandbox.MEMORY_BYTES / GiB
 

@@ -4,7 +4,8 @@ A batch is a list of ``(name, image)`` items, ``image`` an ``HxWx3`` uint8 NumPy
 a uint8 tensor of that shape. Collated, it is ``(names, images, sizes)``: ``names`` the names in batch order,
 ``images`` a ``[B, 3, Hmax, Wmax]`` uint8 CPU tensor with image ``i`` channels first in the top-left corner of
 its slot and zeros elsewhere, ``sizes`` a ``[B, 2]`` int64 tensor of each image's ``(H, W)``. The oracle is a
-plain NumPy loop; the helpers below say which of these properties failed, on which image, and why.
+plain NumPy loop, grader-only (``autograder.oracles.dataloading``, through ``expected_outputs.oracle``); the
+helpers below say which of these properties failed, on which image, and why.
 """
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from torch.utils.data import Dataset
 
 from ...errors import CheckFailure
+from ...expected_outputs import oracle
 from ...student import call_student, describe
 
 # Batches that every seed grades, besides the random ones: (sizes as (H, W), given as tensors?).
@@ -52,17 +54,6 @@ def random_sizes(rng):
 def as_array(image):
     """An input image as a NumPy array (a copy of a tensor's values)."""
     return image.numpy() if isinstance(image, torch.Tensor) else np.asarray(image)
-
-
-def collated(items):
-    """The oracle: ``(names, images [B, 3, Hmax, Wmax] uint8, sizes [B, 2] int64)`` as NumPy arrays."""
-    arrays = [as_array(image) for _, image in items]
-    sizes = np.array([a.shape[:2] for a in arrays], dtype=np.int64).reshape(-1, 2)
-    height, width = sizes.max(axis=0)
-    images = np.zeros((len(arrays), 3, height, width), dtype=np.uint8)
-    for index, array in enumerate(arrays):
-        images[index, :, :array.shape[0], :array.shape[1]] = array.transpose(2, 0, 1)
-    return [name for name, _ in items], images, sizes
 
 
 def describe_batch(items):
@@ -116,7 +107,7 @@ def expect_collated(check, result, items, *, where):
     """``result`` equals the oracle's collation of ``items``; the first property that fails is the message."""
     __tracebackhide__ = True
     names, images, sizes = expect_batch_structure(check, result, items, where=where)
-    want_names, want_images, want_sizes = collated(items)
+    want_names, want_images, want_sizes = oracle("dataloading.collated", items)
     count, (height, width) = len(items), want_images.shape[2:]
     _expect_names(check, names, want_names, where=where)
     if images.device.type != "cpu":

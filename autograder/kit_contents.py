@@ -1,0 +1,40 @@
+"""What the student kit holds, declared once: every module of the ``autograder`` package except the grader-only ones.
+
+Grader-only: ``autograder/oracles/`` (functions that compute an exercise's answer) and the instructor's tools in
+``autograder/course/``, except the few modules a student's ``python -m autograder check <topic> FILE`` runs.
+Everything else (the checks with their messages, the shared machinery, the worker and its sandbox) is the kit:
+what ``python -m autograder kit`` packs into the students' wheel and what the grading sandbox shows to a
+submission (``autograder.trusted.kit_tree``).
+"""
+
+import os
+from pathlib import Path
+
+PACKAGE = "autograder"
+GRADER_ONLY = ("oracles", "course")   # folders of the package that the kit leaves out ...
+STUDENT_COURSE_MODULES = ("__init__.py", "cli.py", "selfcheck.py", "results.py", "notebooks.py")   # ... but these
+SUFFIXES = (".py",)
+
+
+def in_kit(relative):
+    """Whether ``relative`` (a path inside the package, e.g. ``"checks/operators/__init__.py"``) is in the kit."""
+    parts = Path(relative).parts
+    if not parts or "__pycache__" in parts or not parts[-1].endswith(SUFFIXES):
+        return False
+    if parts[0] == "course":
+        return len(parts) == 2 and parts[1] in STUDENT_COURSE_MODULES
+    return parts[0] not in GRADER_ONLY
+
+
+def kit_files(package_dir):
+    """``[(path inside the package, absolute path)]`` of the kit's files in ``package_dir``, sorted."""
+    package_dir = Path(package_dir)
+    found = []
+    for root, dirs, files in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in files:
+            path = Path(root) / name
+            relative = path.relative_to(package_dir).as_posix()
+            if in_kit(relative):
+                found.append((relative, path))
+    return sorted(found)
