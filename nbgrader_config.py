@@ -11,6 +11,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
+from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
 from autograder.course.trusted_execute import ReplaceGrades, TrustedExecute, TrustedMetadata
 from autograder.settings import settings
 
@@ -27,18 +28,23 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # nbgrader's default autograde pipeline, with an Execute that grades the trusted way: no kernel; the student's code
 # in a sandboxed worker, every check in the grader (autograder/course/trusted_execute.py; time limits and the
 # sandbox's limits come from settings.grading). A regrade replaces every earlier score of the submission, manual
-# scores and extra credit included (ReplaceGrades).
+# scores and extra credit included (ReplaceGrades). Late work loses what settings.deadlines says: the due date and the
+# student's extension go into the gradebook first, then nbgrader's late-penalty step runs our policy (DeadlinePenalties
+# with the LatePolicy plugin; autograder/course/late.py, docs/deadlines.md).
 c.Autograde.autograde_preprocessors = [
-    {"Execute": TrustedExecute, "SaveAutoGrades": ReplaceGrades}.get(step.__name__, step)
+    {"Execute": TrustedExecute, "SaveAutoGrades": ReplaceGrades, "AssignLatePenalties": DeadlinePenalties}.get(
+        step.__name__, step)
     for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
 ]
+c.AssignLatePenalties.plugin_class = LatePolicy
 # Before nbgrader reads a submission, every cell's nbgrader metadata is the instructor's (from source/, by grade id);
 # metadata a student wrote or pasted is dropped (TrustedMetadata).
 c.TrustedMetadata.course_root = HERE
 c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
     Autograde.class_traits()["sanitize_preprocessors"].make_dynamic_default())
-# Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells).
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells), and
+# how late the submission was and what that cost (LateNote: "late by 3 h 12 min: -10% (2.1 points)").
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, LateNote, CSSHTMLHeaderPreprocessor]
 # Keep graded notebooks small even when a submission prints without end.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 100

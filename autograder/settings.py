@@ -114,6 +114,38 @@ class DataloadingSettings:
 
 
 @dataclass
+class LatePenalty:
+    """How much a late submission loses (applied by nbgrader's late-submission step, autograder/course/late.py).
+
+    The default takes nothing: a course has no late penalty until the instructor sets one.
+    """
+
+    per_day_percent: float = 0.0        # percent of the points earned taken per started day late (counted from the
+                                        # end of the grace period); 0: no penalty
+    cap_percent: float = 100.0          # the most the per-day penalty takes, in percent of the points earned
+    zero_after_days: float | None = None  # later than this many days after the due date (with any extension): 0
+                                          # points; None: no cut-off
+
+
+@dataclass
+class DeadlineSettings:
+    """Due dates, the grace period, the late policy and per-student extensions (docs/deadlines.md).
+
+    ``python -m autograder grade`` writes each due date into nbgrader's gradebook and each extension into the
+    student's submission there; the submission time is nbgrader's (``timestamp.txt``, written by the exchange's
+    submit, or by ``collect-zip``). Plain ``nbgrader autograde`` applies the same policy (nbgrader_config.py).
+    """
+
+    # {"<assignment>": "<ISO 8601 date and time with its UTC offset>"}, e.g. {"basics": "2026-12-01T23:59:00+01:00"};
+    # an assignment without an entry has no due date (never late)
+    due: dict = field(default_factory=dict)
+    grace_minutes: float = 0.0          # a submission at most this long after its due date is on time
+    penalty: LatePenalty = field(default_factory=LatePenalty)
+    # {"<student>": {"<assignment>": <hours>}}: that student's due date for that assignment moves this much later
+    extensions: dict = field(default_factory=dict)
+
+
+@dataclass
 class Settings:
     call_timeout_s: float = 60.0       # one call of student code; longer counts as a hang
     max_output_chars: int = 2000       # what a student's prints may show inside a check message
@@ -122,6 +154,7 @@ class Settings:
     dataloading: DataloadingSettings = field(default_factory=DataloadingSettings)
     speed: SpeedSettings = field(default_factory=SpeedSettings)
     grading: GradingSettings = field(default_factory=GradingSettings)
+    deadlines: DeadlineSettings = field(default_factory=DeadlineSettings)
 
 
 def _merge(target, values, where="settings"):

@@ -35,7 +35,7 @@ from ..errors import ClusterUnavailable
 from ..settings import as_dict as settings_now
 from . import jobs
 from .grading import (SubmissionResult, autograde, inspect_submission, load_report, record_error, save_report,
-                      submission_path)
+                      settle_lateness, submission_path)
 
 RESULTS = "grading-results"
 
@@ -421,7 +421,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
             ready.add(plan.index)
             refill()            # the workers grade the next jobs while this process writes the gradebook
             write_ready()
-        save_report(course, [results[p.index] for p in plans if p.action != "keep"])
+        save_report(course, [results[p.index] for p in plans])     # kept ones too: their lateness is settled again
     finally:
         out.close()
         if own:
@@ -435,7 +435,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
 def _write(course, plan, seed, sandbox, out):
     """Record ``plan`` in the gradebook (nbgrader's autograde, replaying its result), and say so."""
     if plan.action == "keep":
-        return plan.recorded
+        return settle_lateness(course, plan.recorded)   # deadlines or submission time may have changed since
     if plan.error is not None:
         result = record_error(course, plan.student, plan.assignment, plan.problems + [plan.error], seed, sandbox)
     else:

@@ -10,9 +10,12 @@ import json
 from pathlib import Path
 
 from ..checks import items_of, max_points
-from .grading import load_report, points
+from .grading import load_report, points, score_after_penalty
 
-STATUS_COLUMNS = ["student", "status", "score", "max_score", "pending", "problems"]
+# score: the points earned, before any late penalty; late_penalty: the points taken for lateness (nbgrader's);
+# total: what counts, score - late_penalty
+STATUS_COLUMNS = ["student", "status", "score", "max_score", "pending", "problems", "submitted_at", "due",
+                  "seconds_late", "late_percent", "late_penalty", "total"]
 
 
 def _records(report, assignment):
@@ -36,13 +39,17 @@ def export_assignment_csv(course, path, assignment):
             score, _ = points(record.get("grades", {}))
             problems = record.get("problems", []) if record["status"] != "missing" else []
             writer.writerow([record["student"], record["status"], f"{score:g}", f"{max_points(assignment):g}",
-                             " ".join(record.get("pending", [])), "; ".join(problems)]
+                             " ".join(record.get("pending", [])), "; ".join(problems), record.get("submitted_at", ""),
+                             record.get("due", ""), f"{record.get('seconds_late', 0.0):g}",
+                             f"{record.get('late_percent', 0.0):g}", f"{record.get('late_penalty', 0.0):g}",
+                             f"{score_after_penalty(record):g}"]
                             + [_item_cell(record, item) for item in items])
     return Path(path)
 
 
 def export_wide_csv(course, path, assignments):
-    """One row per student: each assignment's score (``pending`` noted), and the total out of the course maximum."""
+    """One row per student: each assignment's score after any late penalty (``pending`` noted), and the total out of
+    the course maximum."""
     report = load_report(course)
     students = sorted({record["student"] for record in report.values()})
     possible = sum(max_points(a) for a in assignments)
@@ -51,7 +58,7 @@ def export_wide_csv(course, path, assignments):
         writer.writerow(["student", *assignments, "total", "max_score", "pending"])
         for student in students:
             records = [report.get(f"{student}/{a}", {}) for a in assignments]
-            scores = [points(r.get("grades", {}))[0] for r in records]
+            scores = [score_after_penalty(r) for r in records]
             waiting = [f"{a}:{i}" for a, r in zip(assignments, records) for i in r.get("pending", [])]
             writer.writerow([student, *(f"{s:g}" for s in scores), f"{sum(scores):g}", f"{possible:g}",
                              " ".join(waiting)])
@@ -89,8 +96,14 @@ def gradescope_results(record, assignment):
         elif record.get("status") == "missing":
             entry["output"] = "not submitted"
         tests.append(entry)
-    result = {"score": sum(t["score"] for t in tests), "tests": tests, "visibility": "visible"}
+    # the tests' scores are the points earned; the submission's score is after the late penalty
+    result = {"score": round(sum(t["score"] for t in tests) - (record.get("late_penalty") or 0.0), 6), "tests": tests,
+              "visibility": "visible"}
     notes = list(record.get("problems", []))
+    if record.get("late_penalty"):
+        notes.append(f"{record['late_note']}; score after the penalty {result['score']:g}")
+    elif record.get("seconds_late") and record.get("late_note"):
+        notes.append(record["late_note"])
     if record.get("pending"):
         notes.append(f"pending: {', '.join(record['pending'])} need(s) a GPU and score 0 until graded on one")
     if notes:

@@ -55,6 +55,13 @@ class SubmissionResult:
     worker: str = ""            # where its code ran and its items were graded (a Dask worker's address, or a host)
     gpu_worker: str = ""        # where its GPU items were graded, when elsewhere
     peak_rss_mb: float = 0.0    # the largest grading process (the grader's or a sandboxed worker's), MB
+    # lateness, as nbgrader's gradebook has it (autograder/course/late.py, settings.deadlines):
+    submitted_at: str = ""      # the submission time (its timestamp.txt), ISO 8601 in UTC; "" when it has none
+    due: str = ""               # its due date with the student's extension, ISO 8601 in UTC; "" for none
+    seconds_late: float = 0.0   # past that due date; 0 when on time
+    late_percent: float = 0.0   # of the points earned, taken for lateness
+    late_penalty: float = 0.0   # points taken for lateness (nbgrader's late_submission_penalty)
+    late_note: str = ""         # for people: "late by 3 h 12 min: -10% (2.1 points)"; "" without a due date
 
     @property
     def score(self):
@@ -63,6 +70,15 @@ class SubmissionResult:
     @property
     def max_score(self):
         return points(self.grades)[1]
+
+    @property
+    def score_after_penalty(self):
+        return score_after_penalty(self.__dict__)
+
+
+def score_after_penalty(record):
+    """The points a record (a result, or its dict in the report) counts: those earned less the late penalty."""
+    return round(points(record.get("grades") or {})[0] - (record.get("late_penalty") or 0.0), 6)
 
 
 def submission_path(course, student, assignment):
@@ -113,6 +129,7 @@ def zero_gradebook(course, student, assignment):
         except MissingEntry:
             return
         for nb in submission.notebooks:
+            nb.late_submission_penalty = None
             for grade in nb.grades:
                 grade.auto_score, grade.manual_score, grade.extra_credit = 0.0, None, None
         gradebook.db.commit()
@@ -163,7 +180,25 @@ def autograde(course, student, assignment, seed=None, sandbox=True, done=None):
     else:
         result.grades = read_grades(course, student, assignment) or zero_grades(assignment)
         result.messages, result.pending = check_outputs(course, student, assignment)
+        settle_lateness(course, result)
     result.seconds = time.perf_counter() - started
+    return result
+
+
+def settle_lateness(course, result):
+    """``result`` with its lateness from nbgrader's gradebook, brought up to date with the deadlines in force and
+    its ``timestamp.txt`` first (``late.settle``); a graded result kept from an earlier run gets it too."""
+    from .late import DeadlineError, settle
+
+    if result.status != "graded":
+        return result
+    try:
+        found = settle(settings.grading.gradebook_url(course), course, result.student, result.assignment)
+    except DeadlineError as error:
+        result.problems = [*result.problems, f"lateness not applied: {error}"]
+        return result
+    for name, value in found.items():
+        setattr(result, name, value)
     return result
 
 
@@ -261,9 +296,16 @@ def submissions(course, assignments=None, students=None):
 
 def register_assignments(course, assignments):
     """Put each assignment in the course's gradebook as ``source/`` defines it now (nbgrader's generate_assignment):
-    autograde restores the test cells, hidden tests included, from there."""
+    autograde restores the test cells, hidden tests included, from there; with its due date from the settings."""
+    from nbgrader.api import Gradebook
+
+    from .late import write_due_date
+
     for _ in generate_assignments(course, assignments):
         pass
+    with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
+        for assignment in assignments:
+            write_due_date(gradebook, assignment)
 
 
 def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False, sandbox=True,
@@ -277,7 +319,12 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
     """
     from .batch import grade_batch
 
+    from .late import check_deadlines
+
     assignments = assignments or topics(course)
+    for warning in check_deadlines(topics(course)):    # a bad date stops here (DeadlineError), before grading
+        if progress:
+            progress(f"warning: {warning}")
     pairs = submissions(course, assignments, students)
     seed = new_run_seed() if seed is None else seed
     if sandbox and not scheduler:

@@ -127,9 +127,11 @@ def _package_digest():
 
 def grader_digest(assignment):
     """What a recorded grade depends on besides the notebook: the checks and the settings in force (but the
-    gradebook's address). A regrade is due when it changes."""
+    gradebook's address, and the deadlines: a kept grade's lateness is settled again, late.settle). A regrade is due
+    when it changes."""
     values = settings_module.as_dict()
     values.get("grading", {}).pop("db_url", None)
+    values.pop("deadlines", None)
     payload = checks_digest(assignment) + json.dumps(values, sort_keys=True, default=repr)
     return hashlib.sha256(payload.encode()).hexdigest()
 

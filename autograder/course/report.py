@@ -5,7 +5,7 @@ not submit counts 0 out of its full points, so every total is out of the course'
 """
 
 from ..checks import items_of, max_points
-from .grading import load_report, points
+from .grading import load_report, points, score_after_penalty
 
 
 def _cell(record, assignment):
@@ -17,7 +17,9 @@ def _cell(record, assignment):
     if record["status"] == "error":
         return f"ERROR {score:g}/{maximum:g}"
     marks = (" !" if record.get("problems") else "") + (" (GPU pending)" if record.get("pending") else "")
-    return f"{score:g}/{maximum:g}" + marks
+    if record.get("late_penalty"):
+        marks = f" (late -{record['late_percent']:g}%)" + marks
+    return f"{score_after_penalty(record):g}/{maximum:g}" + marks
 
 
 def _table(rows, header):
@@ -39,19 +41,23 @@ def _score(record, item):
 
 def gradebook_text(assignments, students, report):
     """The whole printed gradebook (also used by tests)."""
-    parts = ["", "GRADEBOOK (points scored / points possible; '!' marks a submission with problems; a missing "
-                 "submission scores 0)", ""]
+    parts = ["", "GRADEBOOK (points scored, after any late penalty / points possible; '!' marks a submission with "
+                 "problems; a missing submission scores 0)", ""]
     possible = sum(max_points(a) for a in assignments)
     rows = []
     for student in students:
         records = [report.get(f"{student}/{a}") for a in assignments]
-        total = sum(points((r or {}).get("grades", {}))[0] for r in records)
+        total = sum(score_after_penalty(r or {}) for r in records)
         rows.append([student, *(_cell(r, a) for r, a in zip(records, assignments)), f"{total:g}/{possible:g}"])
     parts.append(_table(rows, ["student", *assignments, "total"]))
     problems = [f"  {key}: {p}" for key, record in sorted(report.items()) for p in record.get("problems", [])
                 if key.split("/")[0] in students and key.split("/")[1] in assignments and record["status"] != "missing"]
     if problems:
         parts += ["", "Problems found while grading:", *problems]
+    late = [f"  {key}: {record['late_note']}" for key, record in sorted(report.items()) if record.get("late_note")
+            and record.get("seconds_late") and record["student"] in students and record["assignment"] in assignments]
+    if late:
+        parts += ["", "Late submissions (points per item below are before the penalty):", *late]
     waiting = pending_lines(report, assignments, students)
     if waiting:
         parts += ["", "Pending: items that need a GPU (0 points until graded on one; "

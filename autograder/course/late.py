@@ -1,0 +1,289 @@
+"""Deadlines and late work, applied through nbgrader (docs/deadlines.md).
+
+The policy lives in ``settings.deadlines``: a due date per assignment, a grace period, a penalty per started day
+late up to a cap, a cut-off after which a submission scores 0, and per-student extensions. nbgrader keeps the
+facts: the assignment's ``duedate``, the student's ``SubmittedAssignment.extension`` and ``timestamp`` (from the
+submission's ``timestamp.txt``), hence ``total_seconds_late``; and it applies the penalty per notebook in its
+autograde step ``AssignLatePenalties`` through a ``LateSubmissionPlugin``. :class:`LatePolicy` is that plugin and
+:class:`DeadlinePenalties` that step, which first writes the due date and the extension from the settings into the
+gradebook, so plain ``nbgrader autograde``, the formgrader and ``python -m autograder grade`` agree
+(``nbgrader_config.py``). :func:`settle` does the same for a submission whose grade is kept from an earlier run,
+and reads back what the records, the exports and the feedback show.
+"""
+
+import datetime
+import math
+from dataclasses import dataclass
+
+from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
+from traitlets import Type
+
+from ..settings import settings
+
+DAY_S = 86400.0
+
+
+class DeadlineError(ValueError):
+    """The deadlines in the settings cannot be used (a date without an offset, a negative number, ...)."""
+
+
+# ------------------------------------------------------------------ the settings, read and checked
+
+def due_date(assignment, deadlines=None):
+    """``assignment``'s due date as an aware datetime, or None when it has none; DeadlineError for a bad one."""
+    deadlines = deadlines or settings.deadlines
+    text = deadlines.due.get(assignment)
+    if text is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(str(text))
+    except ValueError:
+        raise DeadlineError(f"settings.deadlines.due.{assignment}: {text!r} is not an ISO 8601 date and time "
+                            "(e.g. \"2026-12-01T23:59:00+01:00\")") from None
+    if when.tzinfo is None:
+        raise DeadlineError(f"settings.deadlines.due.{assignment}: {text!r} has no UTC offset; write it with one "
+                            f"(e.g. \"{when.isoformat()}+00:00\") so that it means one instant everywhere")
+    return when
+
+
+def extension_hours(student, assignment, deadlines=None):
+    """The hours ``student``'s due date for ``assignment`` moves (0 without an extension)."""
+    deadlines = deadlines or settings.deadlines
+    hours = (deadlines.extensions.get(student) or {}).get(assignment, 0)
+    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours < 0:
+        raise DeadlineError(f"settings.deadlines.extensions.{student}.{assignment}: {hours!r} is not a number of "
+                            "hours >= 0")
+    return float(hours)
+
+
+def check_deadlines(assignments, deadlines=None):
+    """Warnings (an entry for an assignment the course does not have) for the deadlines in force; raises
+    DeadlineError for what cannot be used."""
+    deadlines = deadlines or settings.deadlines
+    penalty = deadlines.penalty
+    for name, value in (("grace_minutes", deadlines.grace_minutes), ("penalty.per_day_percent",
+                        penalty.per_day_percent), ("penalty.cap_percent", penalty.cap_percent)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise DeadlineError(f"settings.deadlines.{name}: {value!r} is not a number >= 0")
+    if penalty.cap_percent > 100:
+        raise DeadlineError(f"settings.deadlines.penalty.cap_percent: {penalty.cap_percent!r} is over 100")
+    cut = penalty.zero_after_days
+    if cut is not None and (isinstance(cut, bool) or not isinstance(cut, (int, float)) or cut < 0):
+        raise DeadlineError(f"settings.deadlines.penalty.zero_after_days: {cut!r} is not a number of days >= 0 "
+                            "(or null for no cut-off)")
+    if not isinstance(deadlines.due, dict) or not isinstance(deadlines.extensions, dict):
+        raise DeadlineError("settings.deadlines.due and .extensions take JSON objects")
+    warnings = []
+    for assignment in deadlines.due:
+        due_date(assignment, deadlines)
+        if assignment not in assignments:
+            warnings.append(f"settings.deadlines.due names {assignment!r}, which is not an assignment of this course "
+                            f"({', '.join(assignments)}): ignored")
+    for student, given in deadlines.extensions.items():
+        if not isinstance(given, dict):
+            raise DeadlineError(f"settings.deadlines.extensions.{student}: takes {{\"<assignment>\": <hours>}}")
+        for assignment in given:
+            extension_hours(student, assignment, deadlines)
+            if assignment not in assignments:
+                warnings.append(f"settings.deadlines.extensions.{student} names {assignment!r}, which is not an "
+                                "assignment of this course: ignored")
+    return warnings
+
+
+# ------------------------------------------------------------------ the policy's arithmetic
+
+@dataclass
+class Lateness:
+    """How late one submission was and what that cost."""
+
+    seconds_late: float     # past the due date (with any extension); 0 when on time
+    percent: float          # of the points earned, taken
+    points: float           # taken
+    grace_minutes: float = 0.0
+    cut_off: bool = False   # past zero_after_days: scores 0
+
+    def describe(self):
+        """For people: "late by 3 h 12 min: -10% (2.1 points)"."""
+        if self.seconds_late <= 0:
+            return "on time"
+        late = f"late by {duration_text(self.seconds_late)}"
+        if self.seconds_late <= self.grace_minutes * 60:
+            return f"{late}, within the {self.grace_minutes:g}-minute grace period: no penalty"
+        if self.cut_off:
+            return f"{late}, past the cut-off of {settings.deadlines.penalty.zero_after_days:g} days: scores 0 " \
+                   f"(-{self.points:g} points)"
+        if not self.percent:
+            return f"{late}: no penalty"
+        return f"{late}: -{self.percent:g}% ({self.points:g} points)"
+
+
+def duration_text(seconds):
+    """``3 h 12 min``, ``2 d 1 h 5 min``, ``45 s``."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    parts = [f"{days} d" if days else "", f"{hours} h" if hours else "", f"{minutes} min" if minutes else ""]
+    return " ".join(p for p in parts if p)
+
+
+def penalty_percent(seconds_late, deadlines=None):
+    """``(percent of the points earned taken, cut off?)`` for a submission ``seconds_late`` past its due date."""
+    deadlines = deadlines or settings.deadlines
+    penalty = deadlines.penalty
+    if seconds_late <= 0:
+        return 0.0, False
+    if penalty.zero_after_days is not None and seconds_late > penalty.zero_after_days * DAY_S:
+        return 100.0, True
+    after_grace = seconds_late - deadlines.grace_minutes * 60
+    if after_grace <= 0:
+        return 0.0, False
+    days = math.ceil(after_grace / DAY_S)
+    return float(min(penalty.cap_percent, penalty.per_day_percent * days)), False
+
+
+def lateness(score, seconds_late, deadlines=None):
+    """The :class:`Lateness` of a submission that earned ``score`` points and came ``seconds_late`` late."""
+    deadlines = deadlines or settings.deadlines
+    percent, cut = penalty_percent(seconds_late, deadlines)
+    return Lateness(max(0.0, float(seconds_late)), percent, round(score * percent / 100, 6),
+                    float(deadlines.grace_minutes), cut)
+
+
+# ------------------------------------------------------------------ nbgrader
+
+class LatePolicy(LateSubmissionPlugin):
+    """nbgrader's late-submission plugin with the course's policy (``settings.deadlines``): the points a notebook
+    that earned ``score`` loses for ``total_seconds_late`` (nbgrader counts them from the due date with the
+    student's extension)."""
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        late = lateness(score, total_seconds_late)
+        self.log.info("%s: %s", student_id, late.describe())
+        return late.points
+
+
+def _naive_utc(when):
+    return None if when is None else when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def write_due_date(gradebook, assignment):
+    """The assignment's due date from the settings into nbgrader's gradebook (none when the settings have none)."""
+    record = gradebook.find_assignment(assignment)
+    record.duedate = _naive_utc(due_date(assignment))
+    gradebook.db.commit()
+
+
+def write_extension(gradebook, assignment, student):
+    """The student's extension from the settings into their submission in nbgrader's gradebook."""
+    hours = extension_hours(student, assignment)
+    submission = gradebook.find_submission(assignment, student)
+    submission.extension = datetime.timedelta(hours=hours) if hours else None
+    gradebook.db.commit()
+
+
+class DeadlinePenalties(AssignLatePenalties):
+    """nbgrader's ``AssignLatePenalties`` with :class:`LatePolicy`, after writing the assignment's due date and the
+    student's extension from the settings into the gradebook (nbgrader's own autograde reads the submission time
+    from ``timestamp.txt`` before this step)."""
+
+    plugin_class = Type(LatePolicy, klass=LateSubmissionPlugin).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            write_due_date(gradebook, info["assignment"])
+            write_extension(gradebook, info["assignment"], info["student"])
+        return super().preprocess(nb, resources)
+
+
+def read_timestamp(course, student, assignment):
+    """The submission time nbgrader reads (``submitted/<student>/<assignment>/timestamp.txt``), naive UTC, or None."""
+    from pathlib import Path
+
+    from nbgrader.utils import parse_utc
+
+    path = Path(course) / "submitted" / student / assignment / "timestamp.txt"
+    if not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    if not text:
+        return None
+    try:
+        return parse_utc(text)
+    except (ValueError, OverflowError):
+        raise DeadlineError(f"{path}: {text[:60]!r} is not a date and time") from None
+
+
+def settle(gradebook_url, course, student, assignment):
+    """Bring one submission's lateness in nbgrader's gradebook up to date with the settings and its
+    ``timestamp.txt`` (due date, extension, submission time, each notebook's penalty, as nbgrader's autograde would
+    have set them), and return what the records show: ``{"submitted_at", "due", "seconds_late",
+    "late_percent", "late_penalty", "late_note"}``."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(gradebook_url) as gradebook:
+        try:
+            submission = gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            return lateness_fields(None, None, 0.0, lateness(0.0, 0.0))
+        write_due_date(gradebook, assignment)
+        write_extension(gradebook, assignment, student)
+        submission.timestamp = read_timestamp(course, student, assignment)
+        seconds = submission.total_seconds_late
+        for notebook in submission.notebooks:
+            notebook.late_submission_penalty = lateness(notebook.score, seconds).points if seconds > 0 else None
+        gradebook.db.commit()
+        score = sum(notebook.score for notebook in submission.notebooks)
+        late = lateness(score, seconds)
+        late.points = round(float(submission.late_submission_penalty or 0.0), 6)   # nbgrader's sum, as it shows
+        return lateness_fields(submission.timestamp, submission.duedate, seconds, late)
+
+
+def lateness_fields(timestamp, due, seconds, late):
+    """The lateness fields of a record (grading.SubmissionResult) from nbgrader's facts."""
+    note = ""
+    if due is not None:
+        note = late.describe() if timestamp is not None else \
+            "no submission time (no timestamp.txt): not checked against the due date"
+    return {"submitted_at": _iso(timestamp), "due": _iso(due), "seconds_late": float(seconds),
+            "late_percent": late.percent, "late_penalty": late.points, "late_note": note}
+
+
+def _iso(naive_utc):
+    return "" if naive_utc is None else naive_utc.replace(tzinfo=datetime.timezone.utc).isoformat()
+
+
+class LateNote(NbGraderPreprocessor):
+    """Feedback (``nbgrader generate_feedback``): a first cell that tells the student how late the submission was
+    and what that cost, from nbgrader's gradebook ("late by 3 h 12 min: -10% (2.1 points)"). nbgrader's own
+    template shows only the points taken."""
+
+    def preprocess(self, nb, resources):
+        from nbformat.v4 import new_markdown_cell
+        from nbgrader.api import Gradebook, MissingEntry
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            try:
+                submission = gradebook.find_submission(info["assignment"], info["student"])
+                notebook = gradebook.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
+            except MissingEntry:
+                return nb, resources
+            if submission.duedate is None or submission.timestamp is None:
+                return nb, resources
+            seconds = submission.total_seconds_late
+            late = lateness(notebook.score, seconds)
+            late.points = round(float(notebook.late_submission_penalty or 0.0), 6)
+            due, submitted = (f"{when:%Y-%m-%d %H:%M:%S} UTC" for when in (submission.duedate, submission.timestamp))
+        text = (f"**Submission time: {late.describe()}.** Submitted {submitted}, due {due}"
+                + (" (with your extension)" if submission.extension else "") + ".")
+        cell = new_markdown_cell(text)
+        cell.metadata["late_note"] = True
+        nb.cells.insert(0, cell)
+        return nb, resources
