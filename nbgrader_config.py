@@ -12,6 +12,7 @@ from nbgrader.converters.autograde import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
 from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
+from autograder.course.lms import CanvasCollector, TimedExtractor
 from autograder.course.trusted_execute import ReplaceGrades, TrustedExecute, TrustedMetadata
 from autograder.settings import settings
 
@@ -45,6 +46,11 @@ c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
 # Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells), and
 # how late the submission was and what that cost (LateNote: "late by 3 h 12 min: -10% (2.1 points)").
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, LateNote, CSSHTMLHeaderPreprocessor]
+# An LMS download (Canvas's "Download Submissions" zip): `python -m autograder collect-zip` runs nbgrader's zip_collect
+# with these; each entry keeps its zip date as its submission time, and Canvas's file names give the student
+# (autograder/course/lms.py, docs/lms.md).
+c.ZipCollectApp.extractor_plugin = TimedExtractor
+c.ZipCollectApp.collector_plugin = CanvasCollector
 # Keep graded notebooks small even when a submission prints without end.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 100

@@ -46,6 +46,27 @@ def main(argv=None):
     p.add_argument("--wide", action="store_true", help="with --csv: one table, a row per student, a column per "
                                                        "assignment and the total")
     p.add_argument("--gradescope", metavar="DIR", help="write DIR/<student>/<assignment>/results.json")
+    p.add_argument("--canvas", metavar="FILE", help="write FILE: Canvas's gradebook import CSV (a column per "
+                                                     "assignment, scores after the late penalty); needs --roster")
+    p.add_argument("--roster", metavar="CSV", help="with --canvas: Canvas's gradebook export (Student, ID, SIS User "
+                                                   "ID, SIS Login ID, Section, ...)")
+    p.add_argument("--id-column", default="SIS Login ID", help="the roster's column that holds the student ids "
+                                                               "(default: SIS Login ID)")
+    p.add_argument("--canvas-column", action="append", default=[], metavar="ASSIGNMENT=TITLE (ID)",
+                   help="with --canvas: the Canvas column of an assignment (default: the roster's column titled "
+                        "like the assignment, else its name)")
+
+    p = sub.add_parser("collect-zip", help="collect Canvas's \"Download Submissions\" zip into submitted/ with "
+                                           "nbgrader zip_collect (student ids from a roster, submission times)")
+    p.add_argument("assignment", help="the assignment, e.g. stability")
+    p.add_argument("zip", help="the zip Canvas gave")
+    p.add_argument("--roster", metavar="CSV", help="Canvas's gradebook export: Canvas user id (ID) -> student id "
+                                                   "(default: the Canvas user id is the student id)")
+    p.add_argument("--id-column", default="SIS Login ID", help="the roster's column that holds the student ids "
+                                                               "(default: SIS Login ID)")
+    p.add_argument("--times", metavar="CSV", help="submission times (columns ID, submitted_at) instead of the zip "
+                                                  "entries' dates")
+    p.add_argument("--zip-timezone", default="UTC", help="the time zone of the zip entries' dates (default: UTC)")
 
     p = sub.add_parser("check", help="grade a .py or .ipynb file against a topic's items (visible and hidden), "
                                      "without nbgrader")
@@ -85,6 +106,11 @@ def main(argv=None):
     except (SandboxUnavailable, ClusterUnavailable) as error:
         print(f"Cannot grade: {error}", file=sys.stderr)
         return 2
+    except ValueError as error:      # late.DeadlineError, lms.LMSError: bad settings, roster or download
+        if type(error).__name__ not in ("DeadlineError", "LMSError"):
+            raise
+        print(f"Cannot {args.command}: {error}", file=sys.stderr)
+        return 2
 
 
 def _run(parser, args):
@@ -110,13 +136,26 @@ def _run(parser, args):
         from .build import topics
         from .export import export_csv, export_gradescope
         assignments = args.assignments or topics(args.course)
-        if not (args.csv or args.gradescope):
-            parser.error("export needs --csv FILE and/or --gradescope DIR")
+        if not (args.csv or args.gradescope or args.canvas):
+            parser.error("export needs --csv FILE, --gradescope DIR and/or --canvas FILE --roster CSV")
+        if args.canvas:
+            from .lms import export_canvas
+            if not args.roster:
+                parser.error("export --canvas needs --roster CSV (Canvas's gradebook export: its ids)")
+            columns = dict(c.split("=", 1) for c in args.canvas_column if "=" in c)
+            left_out = export_canvas(args.course, args.canvas, assignments, args.roster, args.id_column, columns)
+            print(f"wrote {args.canvas}" + (f"; not in the roster, so not exported: {', '.join(left_out)}"
+                                            if left_out else ""))
         if args.csv:
             for path in export_csv(args.course, args.csv, assignments, wide=args.wide):
                 print(f"wrote {path}")
         if args.gradescope:
             print(f"wrote {len(export_gradescope(args.course, args.gradescope, assignments))} results.json files")
+        return 0
+    if args.command == "collect-zip":
+        from .lms import collect_zip
+        print(collect_zip(args.course, args.assignment, args.zip, args.roster, args.id_column, args.times,
+                          args.zip_timezone), end="")
         return 0
     if args.command == "check":
         from .selfcheck import main as selfcheck
