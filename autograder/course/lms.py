@@ -176,7 +176,8 @@ class CanvasCollector(FileNameCollectorPlugin):
 
 def collect_zip(course, assignment, download, roster=None, id_column=ID_COLUMN, times=None, zip_timezone="UTC"):
     """Canvas's download zip into ``submitted/`` through the real ``nbgrader zip_collect`` (see the module's
-    docstring); returns nbgrader's output. Earlier collected files of the students in the zip are replaced."""
+    docstring); returns nbgrader's output. Earlier collected files of the students in the zip are replaced; an
+    earlier download is kept in ``downloaded/<assignment>/earlier/<time>/``."""
     from .build import nbgrader
 
     course, download = Path(course), Path(download)
@@ -186,10 +187,14 @@ def collect_zip(course, assignment, download, roster=None, id_column=ID_COLUMN, 
         read_roster(roster, id_column)           # a bad roster stops here, with the reason
     archive = course / "downloaded" / assignment / "archive"
     extracted = course / "downloaded" / assignment / "extracted"
-    for folder in (archive, extracted):
-        if folder.exists():
-            shutil.rmtree(folder)
-    archive.mkdir(parents=True)
+    if archive.exists() and any(archive.iterdir()):     # an earlier download: kept, out of this collection's way
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        earlier = course / "downloaded" / assignment / "earlier" / stamp
+        earlier.parent.mkdir(parents=True, exist_ok=True)
+        archive.rename(earlier)
+    if extracted.exists():
+        shutil.rmtree(extracted)                         # derived from the archive alone
+    archive.mkdir(parents=True, exist_ok=True)
     shutil.copy2(download, archive / download.name)
     args = ["zip_collect", assignment, "--force",
             f"--TimedExtractor.zip_timezone={zip_timezone}", f"--CanvasCollector.id_column={id_column}"]

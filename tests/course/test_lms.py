@@ -148,3 +148,31 @@ def test_grade_takes_the_late_penalty_and_export_canvas_writes_what_canvas_impor
         ["Noether, Emmy", "1004", "S-4", "emmy", "Tue", ""],      # nothing recorded: Canvas keeps what it has
     ]
     assert scores["grace"] == 9 and table[3][5] == "8.1"
+
+
+@pytest.mark.e2e
+def test_a_second_download_replaces_only_its_students_and_keeps_the_first(tmp_path):
+    from autograder.course.lms import collect_zip
+
+    course = scratch_course(ROOT, tmp_path / "course", with_release=True)
+    release = (course / "release" / TOPIC / f"{TOPIC}.ipynb").read_bytes()
+    first, second = tmp_path / "first.zip", tmp_path / "second.zip"
+    with zipfile.ZipFile(first, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("lovelaceada_1001_1_operators.ipynb", (2026, 11, 24, 9, 0, 0)), release)
+        archive.writestr(zipfile.ZipInfo("hoppergrace_1002_2_operators.ipynb", (2026, 11, 24, 9, 5, 0)), release)
+    with zipfile.ZipFile(second, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("lovelaceada_1001_3_operators-1.ipynb", (2026, 11, 24, 11, 0, 0)),
+                         release.replace(b"YOUR CODE HERE", b"YOUR CODE HERE (second try)"))
+    collect_zip(course, TOPIC, first)                  # no roster: the Canvas user id is the student id
+    collect_zip(course, TOPIC, second)
+    ada, grace = (course / "submitted" / s / TOPIC for s in ("1001", "1002"))
+    assert b"(second try)" in (ada / f"{TOPIC}.ipynb").read_bytes()
+    assert (ada / "timestamp.txt").read_text() == "2026-11-24 11:00:00"
+    assert (grace / f"{TOPIC}.ipynb").read_bytes() == release
+    assert (grace / "timestamp.txt").read_text() == "2026-11-24 09:05:00"
+    (kept,) = (course / "downloaded" / TOPIC / "earlier").iterdir()
+    assert [p.name for p in kept.iterdir()] == ["first.zip"]
+    assert [p.name for p in (course / "downloaded" / TOPIC / "archive").iterdir()] == ["second.zip"]
+    with pytest.raises(LMSError) as not_zip:
+        collect_zip(course, TOPIC, tmp_path / "course" / "nbgrader_config.py")
+    assert "is not a zip file" in str(not_zip.value)
