@@ -100,8 +100,8 @@ def main(argv=None):
         module = (error.name or "").split(".")
         if module[:2] != ["autograder", "course"] or in_kit("/".join(module[1:]) + ".py"):
             raise
-        print(f"`python -m autograder {args.command}` is an instructor's command, not in the student kit "
-              "(it has `check`).", file=sys.stderr)
+        print(f"`python -m autograder {args.command}` needs {error.name}, an instructor's tool that the student kit "
+              "does not hold (it has `python -m autograder check TOPIC FILE`, without --trusted).", file=sys.stderr)
         return 2
     except (SandboxUnavailable, ClusterUnavailable) as error:
         print(f"Cannot grade: {error}", file=sys.stderr)

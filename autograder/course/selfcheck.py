@@ -4,7 +4,8 @@
     python -m autograder check amp release/amp/amp.ipynb --json
 
 Every item runs its visible and hidden variants, as under nbgrader, and the output gives
-points per item and the total. For a notebook, the code cells that are not test cells run,
+points per item and the total (in the student kit, which holds the expected outputs of the visible
+tests only, the visible variants). For a notebook, the code cells that are not test cells run,
 in order (the exercise code and the cells a student added). This is how the GPU checks
 run on a machine that has torch but no nbgrader. Needs only torch, numpy and OpenCV.
 """
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..checks import items_of
+from ..expected_outputs import have_oracles
 from .results import FAILED, PENDING, grade_items, total
 from ..settings import settings
 from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
@@ -77,9 +79,10 @@ def load_namespace(path):
     return exec_source(path.read_text(encoding="utf-8"), str(path))
 
 
-def report_text(topic, results, seed):
+def report_text(topic, results, seed, hidden=True):
     score, possible = total(results)
-    lines = [f"{topic}: hidden-test seed {seed}"]
+    lines = [f"{topic}: hidden-test seed {seed}" if hidden else
+             f"{topic}: the visible tests only (the student kit has no hidden tests: your instructor's grade adds them)"]
     width = max(len(f"{r.score:g}/{r.max_score:g}") for r in results)
     for r in results:
         mark = {"passed": "PASS", "failed": "FAIL", "pending": "PEND"}[r.status]
@@ -116,6 +119,7 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
     ``trusted``: the student's code runs in a sandboxed worker and every check here (how an instructor grades
     with this command); otherwise in this process (how a student checks their own work)."""
     items_of(topic)   # an unknown topic fails here, before the student's code runs
+    hidden = trusted or have_oracles()   # the student kit holds the visible tests' expected outputs only
     seed = new_run_seed() if seed is None else seed
     os.environ[GRADING_ENV], os.environ[SEED_ENV] = "1", str(seed)
     # Whatever the student's code prints goes to stderr, so that --json prints nothing but JSON.
@@ -123,13 +127,13 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
         if trusted:
             results = trusted_results(topic, path, seed, sandbox=sandbox)
         else:
-            results = grade_items(topic, load_namespace(path), seed=seed)
+            results = grade_items(topic, load_namespace(path), seed=seed, hidden=hidden)
     if as_json:
         score, possible = total(results)
-        print(json.dumps({"topic": topic, "seed": seed, "score": score, "max_score": possible,
+        print(json.dumps({"topic": topic, "seed": seed, "hidden": hidden, "score": score, "max_score": possible,
                           "pending": [r.item for r in results if r.status == PENDING],
                           "items": [r.as_dict() for r in results]}, indent=2, default=str))
     else:
-        print(report_text(topic, results, seed))
+        print(report_text(topic, results, seed, hidden))
     sys.stdout.flush()
     return 1 if any(r.status == FAILED for r in results) else 0
