@@ -279,7 +279,10 @@ class LateNote(NbGraderPreprocessor):
                 return nb, resources
             seconds = submission.total_seconds_late
             late = lateness(notebook.score, seconds)
-            late.points = round(float(notebook.late_submission_penalty or 0.0), 6)
+            recorded = round(float(notebook.late_submission_penalty or 0.0), 6)
+            if abs(late.points - recorded) > 1e-6:    # graded under other deadlines than this process has: the
+                share = 100 * recorded / notebook.score if notebook.score else 0.0   # gradebook's penalty stands
+                late = Lateness(seconds, round(share, 2), recorded, late.grace_minutes)
             due, submitted = (f"{when:%Y-%m-%d %H:%M:%S} UTC" for when in (submission.duedate, submission.timestamp))
         text = (f"**Submission time: {late.describe()}.** Submitted {submitted}, due {due}"
                 + (" (with your extension)" if submission.extension else "") + ".")

@@ -18,7 +18,7 @@ def _cell(record, assignment):
         return f"ERROR {score:g}/{maximum:g}"
     marks = (" !" if record.get("problems") else "") + (" (GPU pending)" if record.get("pending") else "")
     if record.get("late_penalty"):
-        marks = f" (late -{record['late_percent']:g}%)" + marks
+        marks = f" (late -{record.get('late_percent', 0):g}%)" + marks
     return f"{score_after_penalty(record):g}/{maximum:g}" + marks
 
 

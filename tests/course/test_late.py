@@ -9,6 +9,7 @@ printed gradebook, every export (CSV, Gradescope, Canvas) and the feedback nbgra
 import csv
 import datetime
 import json
+import os
 
 import pytest
 
@@ -255,6 +256,10 @@ def test_every_export_takes_the_penalty(late_course, tmp_path):
 @pytest.mark.e2e
 def test_the_feedback_nbgrader_writes_says_how_late_and_what_it_cost(late_course):
     course, settings_file, _ = late_course
+    # without the course's settings (a formgrader started without them): the gradebook's penalty still stands
+    nbgrader(course, "generate_feedback", TOPIC, "--student", "late3h", "--force")
+    alone = (course / "feedback" / "late3h" / TOPIC / f"{TOPIC}.html").read_text(encoding="utf-8")
+    assert "Submission time: late by 3 h 12 min: -10% (0.9 points)." in alone
     nbgrader(course, "generate_feedback", TOPIC, "--force", env={"AUTOGRADER_SETTINGS": str(settings_file)})
     html = {s: (course / "feedback" / s / TOPIC / f"{TOPIC}.html").read_text(encoding="utf-8") for s in STUDENTS}
     assert ("Submission time: late by 3 h 12 min: -10% (0.9 points).</strong> Submitted 2026-11-24 15:12:00 UTC, "
@@ -304,3 +309,22 @@ def test_a_kept_grade_follows_a_new_extension_without_being_graded_again(late_co
         grade_all(course, [TOPIC], students=["late3h"], workers=0, progress=None)
     assert load_report(course)[f"late3h/{TOPIC}"]["late_penalty"] == 0.9
     assert _gradebook(course)["late3h"]["penalty"] == 0.9 and before["late_penalty"] == 0.9
+
+
+@pytest.mark.e2e
+def test_grade_stops_on_a_due_date_it_cannot_read_before_grading_anything(tmp_path):
+    import subprocess
+    import sys
+
+    course = scratch_course(ROOT, tmp_path / "course")
+    (course / "submitted" / "ada" / TOPIC).mkdir(parents=True)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"deadlines": {"due": {TOPIC: "2026-12-01 23:59"}}}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "autograder", "--course", str(course), "grade", TOPIC, "--workers",
+                           "0"], capture_output=True, text=True, env={**os.environ, "AUTOGRADER_SETTINGS": str(bad)},
+                          timeout=300)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("Cannot grade: settings.deadlines.due.operators: '2026-12-01 23:59' has no UTC "
+                                   "offset; write it with one (e.g. \"2026-12-01T23:59:00+00:00\") so that it means "
+                                   "one instant everywhere")
+    assert not (course / "gradebook.db").exists() and not (course / "grading-report.json").exists()
