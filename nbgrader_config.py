@@ -54,3 +54,6 @@ c.ZipCollectApp.collector_plugin = CanvasCollector
 # Keep graded notebooks small even when a submission prints without end.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 100
+# nbgrader collect takes only submissions their student made, when they made them: no submission in another
+# student's name, no backdated one, no symbolic link to the instructor's files (autograder/course/exchange.py).
+c.ExchangeFactory.collect = "autograder.course.exchange.VerifiedCollect"
