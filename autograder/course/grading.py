@@ -317,12 +317,13 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
     cluster at that address. A submission recorded before with the same content hash (notebook, checks and
     settings) is kept unless ``force``. With ``only_pending``, only the submissions with items waiting for a GPU.
     """
+    from ..checks import TOPICS
     from .batch import grade_batch
-
     from .late import check_deadlines
 
     assignments = assignments or topics(course)
-    for warning in check_deadlines(topics(course)):    # a bad date stops here (DeadlineError), before grading
+    known = list(TOPICS) + [a for a in assignments if a not in TOPICS]
+    for warning in check_deadlines(known):      # a bad date stops here (DeadlineError), before grading anything
         if progress:
             progress(f"warning: {warning}")
     pairs = submissions(course, assignments, students)
