@@ -13,10 +13,12 @@ installs Node.js, npm and configurable-http-proxy.
 """
 
 import contextlib
+import importlib.metadata
 import json
 import os
 import secrets
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,8 @@ from autograder.course.build import scratch_course
 from tests.browser.server import LAB_SETTINGS
 from tests.hub import accounts
 from tests.hub.hub import CHP, Environment, JupyterHub
+# The student kit and its venv, shared with tests/kit (session fixtures).
+from tests.kit.conftest import kit_home, kit_venv, kit_wheel  # noqa: F401
 from tests.proving import ROOT
 
 COURSE_ID = "effective-pytorch-lab"
@@ -123,9 +127,15 @@ def _configs(base, exchange, course):
 
 
 @pytest.fixture(scope="session")
-def student_venv():
-    """The students' environment: the student kit in a fresh venv, with JupyterHub's single-user server."""
-    return ROOT / ".venv"       # FIXME: the kit's venv (tests/kit/conftest.py: kit_venv) once it lands
+def student_venv(hub_prerequisites, kit_venv):
+    """The students' environment: the student kit's fresh venv (tests/kit/conftest.py), where JupyterHub's
+    single-user server is installed too (the hub's own version), as on a course's hub."""
+    if not (kit_venv / "bin" / "jupyterhub-singleuser").exists():
+        done = subprocess.run([str(kit_venv / "bin" / "pip"), "install", "-q",
+                               f"jupyterhub=={importlib.metadata.version('jupyterhub')}"],
+                              capture_output=True, text=True, timeout=600, preexec_fn=lambda: os.umask(0o022))
+        assert done.returncode == 0, f"pip install jupyterhub into the kit's venv failed:\n{done.stderr[-3000:]}"
+    return kit_venv
 
 
 @pytest.fixture(scope="session")

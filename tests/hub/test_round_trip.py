@@ -7,11 +7,13 @@ student's JupyterLab showed.
 
 import re
 
+import psutil
 import pytest
 from nbgrader.api import Gradebook
 from nbgrader.utils import parse_utc
 
 from tests.browser.expected import check_messages, flat
+from tests.hub import accounts
 from tests.hub.conftest import COURSE_ID
 from tests.hub.round_trip import ASSIGNMENT, PER_DAY_PERCENT, gradebook_copy
 
@@ -72,3 +74,20 @@ def test_each_student_reads_their_feedback_with_the_check_messages(round_trip):
 def without_line_numbers(text):
     """The check's messages name the line in the student's cell; check_messages runs all cells as one module."""
     return re.sub(r"\(at line \d+: ", "(at line N: ", text)
+
+
+def test_the_students_servers_run_the_student_kit(klass, round_trip):
+    """Each student's JupyterLab (and so their kernels, nbgrader's submit and the visible checks) runs the kit's
+    venv, where the instructor's grader is not: no oracle, no grading tools."""
+    for student in klass.students:
+        servers = [p for p in psutil.process_iter(["uids", "cmdline"])
+                   if p.info["uids"] and p.info["uids"].real == student.uid
+                   and any(part.endswith("jupyterhub-singleuser") for part in p.info["cmdline"] or [])]
+        assert [p.info["cmdline"][1] for p in servers] == [str(klass.student_venv / "bin" / "jupyterhub-singleuser")]
+        python = klass.student_venv / "bin" / "python"
+        probe = "import autograder.checks.operators, autograder.oracles"
+        done = accounts.run_as(student, [python, "-c", probe], env=klass.student_env(student))
+        assert "No module named 'autograder.oracles'" in done.stderr, done.stderr
+        done = accounts.run_as(student, [python, "-c", "import autograder.course.grading"],
+                               env=klass.student_env(student))
+        assert "No module named 'autograder.course.grading'" in done.stderr, done.stderr
