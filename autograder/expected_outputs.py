@@ -9,6 +9,8 @@ was not recorded (a hidden variant, an input of the student's own) fails with a 
 """
 
 import contextlib
+import copy
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -96,6 +98,15 @@ def _feed(hasher, value):
         hasher.update(b")")
     elif value is None or isinstance(value, (bool, int, float, str, torch.dtype)):
         hasher.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, torch.nn.Module):   # its architecture and its parameters and buffers
+        hasher.update(f"module{value!r}".encode())
+        _feed(hasher, dict(value.state_dict()))
+    elif isinstance(value, functools.partial):
+        hasher.update(f"partial{value.func.__module__}.{value.func.__qualname__}".encode())
+        _feed(hasher, (value.args, value.keywords))
+    elif type(value).__module__.startswith(f"{__package__}."):   # the checks' own objects (a test function)
+        hasher.update(f"object{type(value).__module__}.{type(value).__qualname__}".encode())
+        _feed(hasher, vars(value))
     else:
         raise TypeError(f"an oracle's argument of type {type(value).__name__} cannot be recorded")
 
@@ -103,13 +114,15 @@ def _feed(hasher, value):
 def _on_cpu(value):
     if isinstance(value, torch.Tensor):
         return value.detach().to("cpu").clone()
+    if isinstance(value, torch.nn.Module):
+        return copy.deepcopy(value).to("cpu")
     if isinstance(value, (list, tuple)):
         return type(value)(_on_cpu(part) for part in value)
     return value
 
 
 def _to_device(value, device):
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, (torch.Tensor, torch.nn.Module)):
         return value.to(device)
     if isinstance(value, (list, tuple)):
         return type(value)(_to_device(part, device) for part in value)

@@ -11,6 +11,7 @@ import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
 from ...errors import CheckFailure
+from ...expected_outputs import oracle
 from ...student import call_student, describe
 from ...spec import current_check, graded
 from ...trusted.remote import Callback
@@ -68,13 +69,6 @@ def _grad_input(gen, dtype, device):
     return x.to(dtype=dtype, device=device)
 
 
-def _reference_grad(f, x):
-    leaf = x.detach().double().requires_grad_(True)
-    with torch.enable_grad():
-        (grad,) = torch.autograd.grad(f(leaf), leaf)
-    return grad
-
-
 @graded(3, hidden=[{"cases": 60}])
 def check_grad_of_values(grad_of, *, seed=0, cases=30):
     """The gradient of functions the student has not seen: same shape, dtype and device as ``x``, detached
@@ -103,7 +97,7 @@ def check_grad_of_values(grad_of, *, seed=0, cases=30):
                                     "`create_graph=True`, or `.detach()` it.")
         expect_finite(check, grad, what="grad_of's result", inputs=inputs,
                       hint="Compute the gradient with torch.autograd, not with finite differences.")
-        expect_close(check, grad, _reference_grad(f, x), what="grad_of's result", inputs=inputs,
+        expect_close(check, grad, oracle("basics.grad", f, x), what="grad_of's result", inputs=inputs,
                      table=GRAD_TOLERANCES,
                      hint="Use torch.autograd.grad(f(x_), x_) on a copy x_ that requires grad; finite "
                           "differences are not accurate enough.")
@@ -162,7 +156,7 @@ def check_grad_of_leaves_x_alone(grad_of, *, seed=0, cases=6):
         _expect_unchanged(check, described, before, facts["x"], f)
         if owner is not None:
             _expect_unchanged(check, "the leaf w that x = 1.5 * w was computed from", owner_before, facts["owner"], f)
-        expect_close(check, grad, _reference_grad(f, x), what="grad_of's result", table=GRAD_TOLERANCES,
+        expect_close(check, grad, oracle("basics.grad", f, x), what="grad_of's result", table=GRAD_TOLERANCES,
                      inputs={"f": f, "x": x})
 
 

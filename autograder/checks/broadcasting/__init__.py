@@ -9,6 +9,7 @@ import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, tolerance
 from ...errors import CheckFailure
+from ...expected_outputs import oracle
 from ...oprecorder import expect_constant_op_count
 from ...student import call_student, describe, raises_from_student
 from ...spec import current_check, graded
@@ -184,14 +185,6 @@ def check_merge_no_tiling(Merge, *, seed=0, cases=6):
 
 # ---------------------------------------------------------------- pairwise_sq_distances
 
-def _reference_sq_distances(x, y):
-    """sum_d (x[n, d] - y[m, d])^2 in float64, tiled explicitly."""
-    n, m = x.shape[0], y.shape[0]
-    xs = x.double().unsqueeze(1).expand(n, m, x.shape[1])
-    ys = y.double().unsqueeze(0).expand(n, m, y.shape[1])
-    return ((xs - ys) ** 2).sum(-1)
-
-
 def _distance_atol(x, y):
     """|x|^2 - 2 x.y + |y|^2 rounds each term: a few ulps of the largest squared norm, absolute."""
     scale = float((x.double() ** 2).sum(-1).max() + (y.double() ** 2).sum(-1).max()) if x.numel() and y.numel() else 0
@@ -225,7 +218,7 @@ def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
         y = (torch.randn(m, d, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
         result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distances",
                                            hint="Compare every row of x with every row of y.")
-        expect_close(check, result, _reference_sq_distances(x, y), what="the distances", inputs=inputs,
+        expect_close(check, result, oracle("broadcasting.sq_distances", x, y), what="the distances", inputs=inputs,
                      atol=_distance_atol(x, y),
                      hint="result[n, m] = sum over d of (x[n, d] - y[m, d])**2: give x a new axis 1 and y a new "
                           "axis 0 (or keep the row norms as [N, 1] and [1, M]), and reduce over the last axis.")
@@ -258,8 +251,9 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
                                       f"\nInput: x = {describe(x)}; y = {describe(y)}",
                                hint="|x|^2 - 2 x.y + |y|^2 subtracts nearly equal large numbers, and rounding can "
                                     "push the result below 0: clamp it with `.clamp(min=0)` (or use (x - y)**2).")
-        expect_close(check, result, _reference_sq_distances(x, y), what="the distances of nearly identical rows",
-                     inputs=inputs, atol=_distance_atol(x, y))
+        expected = oracle("broadcasting.sq_distances", x, y)
+        expect_close(check, result, expected, what="the distances of nearly identical rows", inputs=inputs,
+                     atol=_distance_atol(x, y))
 
 
 @graded(2, hidden=[{}])

@@ -8,7 +8,6 @@ checkpoint and a device move rely on. ``fit`` is compared step for step with
 ``torch.nn.BatchNorm1d(affine=False)`` in float64 (``batchnorm_oracle``).
 """
 
-import copy
 import functools
 import io
 
@@ -16,6 +15,7 @@ import torch
 
 from ...compare import expect_close, expect_meta
 from ...errors import CheckFailure
+from ...expected_outputs import oracle as grader_oracle
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_no_forbidden_ops
 from ...student import call_student, describe, raises_from_student
@@ -347,22 +347,6 @@ def check_make_mlp_rejects_short_sizes(make_mlp, *, seed=0):
 
 # ----------------------------------------------------------------------------- fit
 
-def _sgd_reference(model, x, y, steps, lr):
-    """Train a copy of ``model`` with SGD and MSE; return it, each step's loss and the loss after training."""
-    model = copy.deepcopy(model)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    with torch.no_grad():
-        after = float(torch.nn.functional.mse_loss(model(x), y))
-    return model, losses, after
-
-
 def _as_float(check, value, call):
     __tracebackhide__ = True
     if isinstance(value, torch.Tensor) and value.numel() == 1:
@@ -405,7 +389,7 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         lr = float(torch.empty(1).uniform_(0.02, 0.2, generator=gen))
         x = torch.randn(16, n_in, generator=gen, dtype=torch.float64)
         y = torch.randn(16, n_out, generator=gen, dtype=torch.float64)
-        expected_model, losses, after = _sgd_reference(model, x, y, steps, lr)
+        expected_model, losses, after = grader_oracle("modules.sgd_training", model, x, y, steps, lr)
         model = _model_for(fit, model, kind)
         call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
         result = call_student(check, fit, model, x, y, steps=steps, lr=lr, what="fit")
