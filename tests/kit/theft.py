@@ -1,6 +1,7 @@
 """The theft test's parts: the kit's callables (walked with only the kit importable), the exercises they could be
 submitted as (by the number of positional arguments), and the screen that grades each pair in the sandbox."""
 
+import concurrent.futures
 import inspect
 import json
 import os
@@ -20,6 +21,8 @@ from autograder.trusted.kit_tree import kit_tree
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 MARK = "@@theft@@ "
+ENDED = "ended the process"
+STARTUP_S = 120   # a screen process starting (torch, the checks), or loading a topic's reference
 
 
 def kit_callables():
@@ -70,41 +73,57 @@ def pairs(callables, exercise_arities):
             for c in callables if fits(c["arity"], arity)]
 
 
-def screen(pairs, *, seed, per_pair_s, total_s):
-    """``{i: verdict}`` for every pair: graded in one sandboxed process after another (a pair that runs past
-    ``per_pair_s`` or ends the process is ``{"failed": None, "undecided": why}``, and the next process goes on)."""
-    verdicts, start, deadline = {}, 0, time.monotonic() + total_s
+def screen(pairs, indices, *, seed, per_pair_s, total_s, processes=2):
+    """``{i: verdict}`` for the pairs numbered ``indices``, graded in ``processes`` sandboxes side by side (each takes
+    a contiguous share: pairs of one topic share its reference). A pair that runs past ``per_pair_s`` or ends its
+    process is ``{"failed": None, "undecided": why}``, and a fresh process goes on with the next."""
+    deadline, verdicts = time.monotonic() + total_s, {}
+    bounds = [len(indices) * k // processes for k in range(processes + 1)]
+    shares = [list(indices[bounds[k]:bounds[k + 1]]) for k in range(processes)]
+    with concurrent.futures.ThreadPoolExecutor(processes) as pool:
+        for share in [pool.submit(_screen_share, pairs, order, seed, per_pair_s, deadline) for order in shares if order]:
+            verdicts.update(share.result())
+    return verdicts
+
+
+def _screen_share(pairs, order, seed, per_pair_s, deadline):
+    verdicts, position = {}, 0
     with tempfile.TemporaryDirectory(prefix="theft-screen-") as scratch:
         job = Path(scratch) / "job.json"
         readable = [str(REPO / "autograder"), str(REPO / "solutions"), str(HERE / "theft_screen.py")]
-        while start < len(pairs):
-            job.write_text(json.dumps({"solutions": str(REPO / "solutions"), "seed": seed, "start": start,
-                                       "pairs": pairs}))
+        while position < len(order):
+            job.write_text(json.dumps({"solutions": str(REPO / "solutions"), "seed": seed, "pairs": pairs,
+                                       "order": order, "start": order[position]}))
             os.chmod(job, 0o644)
             env = dict(sandbox.default_env(scratch), PYTHONPATH=str(REPO))   # the instructor's package: the checks
             proc = sandbox.start([sys.executable, str(HERE / "theft_screen.py"), str(job)], scratch=scratch,
                                  readable=readable, env=env, limits=sandbox.default_limits())
-            start = _read(proc, verdicts, start, per_pair_s, deadline)
-            sandbox.stop(proc)
-            assert time.monotonic() < deadline, f"the screen ran past {total_s} s ({start} of {len(pairs)} pairs)"
+            proc.stdin.close()   # a candidate that reads stdin reads nothing
+            try:
+                position = _read(proc, verdicts, order, position, per_pair_s, deadline)
+            finally:
+                sandbox.stop(proc)
+            assert time.monotonic() < deadline, f"the screen ran out of time at pair {order[min(position, len(order) - 1)]}"
     return verdicts
 
 
-def _read(proc, verdicts, start, per_pair_s, deadline):
-    """Read verdicts until the process ends or a pair runs too long; return the next pair to grade."""
-    buffer, current, since, following = b"", None, time.monotonic(), start
+def _read(proc, verdicts, order, position, per_pair_s, deadline):
+    """Read verdicts until the process ends or a pair runs too long; return the position of the next pair."""
+    buffer, current, since, following = b"", None, time.monotonic(), position
+    where = {index: k for k, index in enumerate(order)}
     while True:
-        limit = min(since + per_pair_s, deadline) - time.monotonic()
+        allowed = per_pair_s if current is not None else STARTUP_S   # between pairs: importing torch, a reference
+        limit = min(since + allowed, deadline) - time.monotonic()
         ready, _, _ = select.select([proc.stdout], [], [], max(limit, 0))
         chunk = os.read(proc.stdout.fileno(), 1 << 16) if ready else None
         if not chunk:   # the process ended, or a pair ran past its time
             if current is None:
-                assert following > start, f"the screen process graded nothing from pair {start} " + (
-                    "(it ended)" if chunk == b"" else f"(no answer in {per_pair_s} s)")
+                assert following > position, f"the screen process graded nothing from pair {order[position]} " + (
+                    "(it ended)" if chunk == b"" else f"(no answer in {STARTUP_S} s)")
                 return following
-            why = "ended the process" if chunk == b"" else f"ran past {per_pair_s} s"
+            why = ENDED if chunk == b"" else f"ran past {per_pair_s} s"
             verdicts[current] = {"i": current, "failed": None, "undecided": why}
-            return current + 1
+            return where[current] + 1
         buffer += chunk
         *lines, buffer = buffer.split(b"\n")
         for line in lines:
@@ -116,4 +135,4 @@ def _read(proc, verdicts, start, per_pair_s, deadline):
                 current, since = message["start"], time.monotonic()
             else:
                 verdicts[message["i"]] = message
-                current, following = None, message["i"] + 1
+                current, following, since = None, where[message["i"]] + 1, time.monotonic()
