@@ -194,7 +194,8 @@ def test_the_report_and_the_printed_gradebook_agree_with_nbgrader(late_course):
         assert score == book[student]["score"]
         assert record["late_percent"] == percent and record["late_penalty"] == book[student]["penalty"], student
         assert record["due"] == (DUE + datetime.timedelta(hours=24 if student == "extended" else 0)).isoformat()
-        assert record["submitted_at"] == ("" if offset is None else (DUE + datetime.timedelta(seconds=offset)).isoformat())
+        submitted = "" if offset is None else (DUE + datetime.timedelta(seconds=offset)).isoformat()
+        assert record["submitted_at"] == submitted, student
     late3h = report[f"late3h/{TOPIC}"]
     assert late3h["seconds_late"] == 3 * HOUR + 12 * 60
     assert late3h["late_note"] == "late by 3 h 12 min: -10% (0.9 points)"
