@@ -22,52 +22,17 @@ that a grade never depends on which worker finished first:
 """
 
 import collections
-import json
 import logging
 import os
 import sys
-import tempfile
 import time
-from dataclasses import fields
-from pathlib import Path
 
 from ..errors import ClusterUnavailable
 from ..settings import as_dict as settings_now
 from . import jobs
-from .grading import (SubmissionResult, autograde, inspect_submission, load_report, record_error, save_report,
+from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now, save_report,
                       settle_lateness, submission_path)
-
-RESULTS = "grading-results"
-
-
-# ------------------------------------------------------------------ kept results
-
-class ResultStore:
-    """``grading-results/<student>/<assignment>.json``: each finished result, kept before it is recorded."""
-
-    def __init__(self, course):
-        self.root = Path(course) / RESULTS
-
-    def path(self, student, assignment):
-        return self.root / student / f"{assignment}.json"
-
-    def get(self, student, assignment, digest):
-        """The kept result of the submission with content hash ``digest``, or None."""
-        try:
-            kept = json.loads(self.path(student, assignment).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return kept.get("result") if isinstance(kept, dict) and kept.get("digest") == digest else None
-
-    def put(self, student, assignment, digest, result):
-        path = self.path(student, assignment)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".result-", suffix=".json")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"digest": digest, "result": result}, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
+from .records import KeptResults as ResultStore
 
 
 # ------------------------------------------------------------------ executors
@@ -289,11 +254,6 @@ class Plan:
                     self.result is not None and jobs.pending_items(self.result))
 
 
-def _record_from_report(record):
-    names = {f.name for f in fields(SubmissionResult)}
-    return SubmissionResult(**{k: v for k, v in record.items() if k in names})
-
-
 def _look(course, plan, report, store, grader):
     """What is known of ``plan``'s submission: readable or not, its content hash (with ``grader``, the
     ``jobs.grader_digest`` of its assignment), its record and kept result."""
@@ -304,7 +264,7 @@ def _look(course, plan, report, store, grader):
     plan.digest = jobs.submission_digest(plan.data, grader)
     record = report.get(plan.key)
     if record and record.get("digest") == plan.digest and record.get("status") == "graded":
-        plan.recorded = _record_from_report(record)
+        plan.recorded = result_of(record)
     plan.result = store.get(plan.student, plan.assignment, plan.digest)
 
 
@@ -379,7 +339,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
         if only_pending and not executor.gpu:
             out.say(f"No GPU to grade them: {len(plans)} submission(s) stay pending (run this on a machine with a "
                     "GPU, or pass --scheduler with a Dask worker started with --resources GPU=1)")
-            return [p.recorded or _record_from_report(report[p.key]) for p in plans if p.recorded or p.key in report]
+            return [p.recorded or result_of(report[p.key]) for p in plans if p.recorded or p.key in report]
 
         window = executor.workers      # no job waits on a worker (SCHEDULER_CONFIG); the rest wait here
         waiting = collections.deque(todo)
@@ -393,7 +353,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
                 results[plan.index] = _write(course, plan, seed, sandbox, out)
                 state["written"] += 1
                 if time.monotonic() - state["saved"] > 2:
-                    save_report(course, [results[p.index] for p in plans[:state["written"]] if p.action != "keep"])
+                    save_report(course)
                     state["saved"] = time.monotonic()
 
         def refill():
@@ -421,7 +381,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
             ready.add(plan.index)
             refill()            # the workers grade the next jobs while this process writes the gradebook
             write_ready()
-        save_report(course, [results[p.index] for p in plans])     # kept ones too: their lateness is settled again
+        save_report(course)
     finally:
         out.close()
         if own:
@@ -434,20 +394,20 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
 
 def _write(course, plan, seed, sandbox, out):
     """Record ``plan`` in the gradebook (nbgrader's autograde, replaying its result), and say so."""
-    if plan.action == "keep":
-        return settle_lateness(course, plan.recorded)   # deadlines or submission time may have changed since
+    if plan.action == "keep":    # deadlines or submission time may have changed since
+        problem = settle_lateness(course, plan.student, plan.assignment)
+        kept = result_now(course, plan.student, plan.assignment)
+        kept.problems = kept.problems + [problem] * bool(problem)
+        return kept
     if plan.error is not None:
         result = record_error(course, plan.student, plan.assignment, plan.problems + [plan.error], seed, sandbox)
     else:
         used = plan.result.get("seed", seed) if plan.result else seed
-        result = autograde(course, plan.student, plan.assignment, seed=used, sandbox=sandbox, done=plan.result)
-    result.digest = plan.digest
-    if plan.result:
-        result.worker = plan.result.get("worker", "")
-        result.gpu_worker = plan.result.get("gpu_worker") or ""
-        result.peak_rss_mb = plan.result.get("peak_rss_mb", 0.0)
+        result = autograde(course, plan.student, plan.assignment, seed=used, sandbox=sandbox,
+                           replay=plan.result is not None)
     scored = f"{result.score:g}/{result.max_score:g} points" if result.status != "missing" else "missing"
     waiting = f", {len(result.pending)} pending a GPU" if result.pending else ""
+    waiting += f", GRADER ERROR in {', '.join(result.grader_errors)}" if result.grader_errors else ""
     note = f"  ! {'; '.join(result.problems)}" if result.problems and result.status != "missing" else ""
     worked = plan.result.get("seconds", 0.0) if plan.result else result.seconds
     out.step(f"{plan.student}/{plan.assignment}: {scored}{waiting} ({worked:.1f} s){note}",
@@ -463,12 +423,35 @@ def summary(results, plans, seconds, executor):
     work = sum(p.result.get("seconds", 0.0) for p in graded)
     rss = max((p.result.get("peak_rss_mb", 0.0) for p in graded), default=0.0)
     kept = sum(p.action == "keep" for p in plans)
+    broken = [r for r in results if r.grader_errors]
     parts = [f"{counts['graded']} graded", f"{counts['error']} error{'s' * (counts['error'] != 1)}",
-             f"{pending} with items pending a GPU", f"{counts['missing']} missing"]
+             f"{pending} with items pending a GPU", f"{counts['missing']} missing",
+             f"{len(broken)} with grader errors"]
     line = f"Done in {_duration(seconds)} with {executor.name}: {', '.join(parts)}"
     if kept:
         line += f"; {kept} kept from an earlier run"
     if graded:
         line += (f". {len(graded)} notebooks graded: {seconds / len(graded):.1f} s each in wall time, "
                  f"{work / len(graded):.1f} s of grading each; largest process {rss:.0f} MB")
-    return line + "."
+    return line + "." + changes_text(results, {p.key for p in plans if p.action != "keep"}) + grader_errors_text(broken)
+
+
+def changes_text(results, regraded):
+    """What this run changed of earlier automatic scores, per submission and item (old -> new)."""
+    lines = [f"  {r.student}/{r.assignment}: " + ", ".join(
+        f"{c['item']} {c['old']:g} -> {c['new']:g}" + (f" ({c['old_status']} -> {c['new_status']})"
+                                                       if c['old_status'] != c['new_status'] else "")
+        for c in r.changes if c.get("old") is not None)
+        for r in results if f"{r.student}/{r.assignment}" in regraded and any(
+            c.get("old") is not None for c in r.changes)]
+    return ("\nChanged by this regrade (automatic scores; manual scores and extra credit are kept):\n"
+            + "\n".join(lines)) if lines else ""
+
+
+def grader_errors_text(broken):
+    """The items the grader's own code failed on: not the students' failures; fix the grader and regrade them."""
+    if not broken:
+        return ""
+    lines = [f"  {r.student}/{r.assignment}: {', '.join(r.grader_errors)}" for r in broken]
+    return ("\nGRADER ERRORS (the grader's own code failed; 0 points until regraded after the fix; tracebacks in "
+            "grading-records/):\n" + "\n".join(lines))

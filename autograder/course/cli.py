@@ -131,7 +131,7 @@ def _run(parser, args):
                             force=args.force)
         students = sorted({r.student for r in results})
         print_gradebook(assignments, students, load_report(args.course))
-        return 0
+        return 3 if any(r.grader_errors for r in results) else 0   # the grader's own failure: see its summary
     if args.command == "export":
         from .build import topics
         from .export import export_csv, export_gradescope

@@ -97,14 +97,14 @@ def report_text(topic, results, seed, hidden=True):
 
 def trusted_results(topic, path, seed, sandbox=True):
     """Grade ``path`` the way the official grade is computed: its code in a (sandboxed) worker, the checks here."""
-    from .trusted_runner import grade_cells, launcher_from_settings, notebook_cells, unsandboxed_launcher
+    from .trusted_runner import grade_cells, launcher_for, notebook_cells
 
     path = Path(path)
     if path.suffix == ".ipynb":
         cells = notebook_cells(notebooks.read(path), topic)
     else:
         cells = [(path.name, path.read_text(encoding="utf-8"))]
-    grade = grade_cells(topic, cells, seed=seed, launcher=launcher_from_settings() if sandbox else unsandboxed_launcher)
+    grade = grade_cells(topic, cells, seed=seed, launcher=launcher_for(sandbox and settings.grading.sandbox))
     for outcome in grade.cells:
         if outcome.error:
             print(f"cell {outcome.cell} raised {outcome.error}", file=sys.stderr)

@@ -10,7 +10,6 @@ the reason.
 """
 
 import atexit
-import os
 import shutil
 import subprocess
 import sys
@@ -66,12 +65,6 @@ def unsandboxed_launcher(argv, scratch):
 
 
 TRUSTED_PROBLEM = "Trusted grading problem:"   # how TrustedExecute logs a problem with a submission, for the report
-NO_SANDBOX_ENV = "AUTOGRADER_NO_SANDBOX"   # "1": `grade --no-sandbox` (set by the grader for its nbgrader runs)
-
-
-def sandboxed():
-    """Whether student code runs in the sandbox: ``settings.grading.sandbox`` unless ``grade --no-sandbox``."""
-    return settings.grading.sandbox and os.environ.get(NO_SANDBOX_ENV) != "1"
 
 
 def launcher_for(confined):
@@ -81,11 +74,6 @@ def launcher_for(confined):
         return unsandboxed_launcher
     sandbox.probe()
     return sandbox_launcher
-
-
-def launcher_from_settings():
-    """The sandboxed launcher, or the plain one under ``--no-sandbox`` or ``settings.grading.sandbox`` false."""
-    return launcher_for(sandboxed())
 
 
 def notebook_cells(nb, topic):
