@@ -81,11 +81,24 @@ def _write_json(path, data):
     os.replace(tmp, path)
 
 
-def _read_json(path):
+class RecordError(RuntimeError):
+    """A record file that cannot be read: it is never overwritten (its history would be lost)."""
+
+
+def _read_json(path, strict=False):
+    """The JSON object in ``path``; None when there is none. ``strict``: a file that is not a JSON object raises
+    :class:`RecordError` instead of reading as None."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as error:
+        if strict:
+            raise RecordError(f"{path} cannot be read ({error}); it is left as it is: move it aside to grade "
+                              "this submission again") from None
+        return None
+    if not isinstance(data, dict) and strict:
+        raise RecordError(f"{path} is not a record file; it is left as it is: move it aside to grade again")
     return data if isinstance(data, dict) else None
 
 
@@ -109,7 +122,7 @@ class RecordStore:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def history(self, student, assignment):
-        data = _read_json(self.path(student, assignment)) or {}
+        data = _read_json(self.path(student, assignment), strict=True) or {}
         found = data.get("history")
         return found if isinstance(found, list) else []
 
@@ -131,7 +144,7 @@ class RecordStore:
         if not self.root.exists():
             return found
         for path in sorted(self.root.glob("*/*.json")):
-            history = (_read_json(path) or {}).get("history")
+            history = (_read_json(path, strict=True) or {}).get("history")
             if isinstance(history, list) and history:
                 found[f"{path.parent.name}/{path.stem}"] = history[-1]
         return found

@@ -2,7 +2,8 @@
 
 import pytest
 
-from autograder.course.grading import SubmissionResult, load_report, nbgrader_cause, save_report, zero_grades
+from autograder.course.grading import nbgrader_cause, zero_grades
+from autograder.course.records import RecordError, RecordStore, new_record
 
 NBGRADER_LOG = """[AutogradeApp | INFO] Copying /c/submitted/bob/stability/timestamp.txt -> /c/autograded/bob/stability
 [AutogradeApp | ERROR] No assignment with ID 'stability' exists in the database
@@ -28,15 +29,25 @@ def test_missing_and_failed_submissions_score_zero_out_of_the_full_points():
 
 
 @pytest.mark.quick
-def test_report_is_written_atomically_and_a_corrupt_one_is_named(tmp_path):
-    save_report(tmp_path, [SubmissionResult("ann", "stability", grades={"softmax_forward": [3.0, 3.0]}, seed=9)])
-    save_report(tmp_path, [SubmissionResult("bob", "stability", status="missing")])
-    report = load_report(tmp_path)
-    assert set(report) == {"ann/stability", "bob/stability"} and report["ann/stability"]["seed"] == 9
-    assert [p.name for p in tmp_path.iterdir()] == ["grading-report.json"]   # no temporary file left behind
-    (tmp_path / "grading-report.json").write_text("{not json")
-    with pytest.raises(RuntimeError, match="grading-report.json is not valid JSON"):
-        load_report(tmp_path)
+def test_records_keep_their_history_and_say_what_changed(tmp_path):
+    store = RecordStore(tmp_path)
+    first = new_record("ann", "stability", seed=9, items=[
+        {"item": "softmax_forward", "score": 3.0, "max_score": 3.0, "status": "passed"},
+        {"item": "softmax_extremes", "score": 0.0, "max_score": 3.0, "status": "grader error"}])
+    assert store.append(first)["changes"] == []
+    second = new_record("ann", "stability", seed=10, items=[
+        {"item": "softmax_forward", "score": 3.0, "max_score": 3.0, "status": "passed"},
+        {"item": "softmax_extremes", "score": 3.0, "max_score": 3.0, "status": "passed"}])
+    store.append(second)
+    assert second["changes"] == [{"item": "softmax_extremes", "old": 0.0, "new": 3.0, "old_status": "grader error",
+                                  "new_status": "passed"}]
+    assert [r["seed"] for r in store.history("ann", "stability")] == [9, 10]
+    assert store.latest("ann", "stability")["seed"] == 10 and list(store.all_latest()) == ["ann/stability"]
+    assert sorted(p.name for p in (tmp_path / "grading-records" / "ann").iterdir()) == ["stability.json"]
+    (tmp_path / "grading-records" / "ann" / "stability.json").write_text("{not json")
+    with pytest.raises(RecordError, match="stability.json cannot be read"):
+        store.append(new_record("ann", "stability"))
+    assert (tmp_path / "grading-records" / "ann" / "stability.json").read_text() == "{not json"   # left as it was
 
 
 @pytest.mark.quick
