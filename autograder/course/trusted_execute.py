@@ -45,9 +45,11 @@ class TrustedExecute(Execute):
         course = self.course_root or "."
         cells = notebook_cells(nb, topic)
         done = KeptResults(course).get(student, topic) if self.replay else None
+        problems = []
         if done is not None and done.get("cells_digest") != cells_digest(cells):
-            self.log.warning("%s the notebook nbgrader read is not the one graded by the worker (changed since?): "
-                             "graded again here", TRUSTED_PROBLEM)
+            problems.append("the notebook nbgrader read is not the one graded by the worker (changed since?): "
+                            "graded again here")
+            self.log.warning("%s %s", TRUSTED_PROBLEM, problems[-1])
             done = None
         seed = self.seed or new_run_seed()
         data = done if done is not None else grade_job_here(topic, cells, seed=seed, sandbox=self.sandbox)
@@ -55,7 +57,7 @@ class TrustedExecute(Execute):
         record = new_record(student, topic, items=with_notes(data.get("items", []), facts["notes"]),
                             seed=data.get("seed", seed), digest=facts["digest"], graded_by=who(self.graded_by),
                             sandboxed=data.get("sandboxed", self.sandbox),
-                            problems=[*facts["problems"], *data.get("problems", [])],
+                            problems=[*problems, *facts["problems"], *data.get("problems", [])],
                             worker=data.get("worker", ""), gpu_worker=data.get("gpu_worker") or "",
                             peak_rss_mb=data.get("peak_rss_mb", 0.0), seconds=data.get("seconds", 0.0))
         resources[RECORD] = record
