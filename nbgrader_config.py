@@ -29,7 +29,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # nbgrader's default autograde pipeline, with an Execute that grades the trusted way: no kernel; the student's code
 # in a sandboxed worker, every check in the grader (autograder/course/trusted_execute.py; time limits and the
 # sandbox's limits come from settings.grading). Each run leaves one verdict record: RecordedGrades writes every automatic
-# score from it (never from the cells' outputs) and appends it to grading-records/ (autograder/course/records.py);
+# score from it (never from the cells' outputs) and appends it to grading-records/ (autograder/engine/records.py);
 # an instructor's manual scores and extra credit are kept across regrades. Late work loses what settings.deadlines
 # says: the due date and the
 # student's extension go into the gradebook first, then nbgrader's late-penalty step runs our policy (DeadlinePenalties

@@ -7,9 +7,9 @@ from pathlib import Path
 import torch
 
 from autograder.checks import items_of
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.selfcheck import exec_source
-from autograder.course.results import FAILED, grade_item, grade_items
+from autograder.engine.results import FAILED, grade_item, grade_items
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,10 +29,10 @@ import time
 
 from ..errors import ClusterUnavailable
 from ..settings import as_dict as settings_now
-from . import jobs
+from ..engine import jobs
 from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now, save_report,
                       settle_lateness, submission_path)
-from .records import KeptResults as ResultStore
+from ..engine.records import KeptResults
 
 
 # ------------------------------------------------------------------ executors
@@ -79,7 +79,7 @@ class DaskExecutor:
         import dask
         from distributed import Client, LocalCluster, as_completed
 
-        self.task = task or jobs.grade_job
+        self.task = task or dask_grade_job
         self.cluster = None
         self.environ = dict(os.environ)   # a local cluster's nannies set theirs here (OMP_NUM_THREADS=1, ...)
         dask.config.set(SCHEDULER_CONFIG)
@@ -147,6 +147,15 @@ class DaskExecutor:
             self.cluster.close()
         os.environ.clear()
         os.environ.update(self.environ)
+
+
+def dask_grade_job(job):
+    """``jobs.grade_job`` on a Dask worker, the result naming the worker by its address."""
+    from distributed import get_worker
+
+    data = jobs.grade_job(job)
+    data["worker"] = get_worker().address
+    return data
 
 
 def _reachable(address):
@@ -291,7 +300,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
     reached stops the run before that)."""
     started = time.perf_counter()
     report = load_report(course)
-    store = ResultStore(course)
+    store = KeptResults(course)
     plans = [Plan(i, s, a) for i, (s, a) in enumerate(pairs)]
     graders = {a: jobs.grader_digest(a) for a in {p.assignment for p in plans}}
     for plan in plans:

@@ -14,8 +14,8 @@ did not pass), ``notes`` (``{item: note}``) and the lateness fields (``late.late
 
 from ..checks import items_of
 from ..settings import settings
-from .records import RecordStore
-from .results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+from ..engine.records import RecordStore
+from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
 
 LATE_FIELDS = {"submitted_at": "", "due": "", "seconds_late": 0.0, "late_percent": 0.0, "late_penalty": 0.0,
                "late_note": ""}

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from ..checks import items_of
 from ..expected_outputs import have_oracles
-from .results import FAILED, PENDING, grade_items, total
+from ..engine.results import FAILED, PENDING, grade_items, total
 from ..settings import settings
 from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
 from ..student import CallTimeout, time_limit
-from . import notebooks
+from ..engine import notebooks
 
 
 def _compiled(source, filename):
@@ -45,15 +45,10 @@ def exec_source(source, filename, name="submission"):
 
 
 def code_cells(nb):
-    """The code a notebook runs when graded: every code cell but the graded test cells, in order.
-
-    IPython magics and shell escapes (``%time``, ``!ls``) are dropped: they need a kernel.
-    """
-    for cell in nb["cells"]:
-        if cell.get("cell_type") == "code" and not notebooks.is_graded_test(cell):
-            lines = notebooks.source_text(cell).splitlines()
-            yield notebooks.grade_id(cell) or cell.get("id", "?"), "\n".join(
-                line for line in lines if not line.lstrip().startswith(("%", "!")))
+    """The code a notebook runs when graded (``notebooks.code_cells``), IPython magics and shell escapes (``%time``,
+    ``!ls``) dropped: they need a kernel."""
+    for key, source in notebooks.code_cells(nb):
+        yield key, "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
 def run_cells(cells, filename, name="submission"):
@@ -97,11 +92,11 @@ def report_text(topic, results, seed, hidden=True):
 
 def trusted_results(topic, path, seed, sandbox=True):
     """Grade ``path`` the way the official grade is computed: its code in a (sandboxed) worker, the checks here."""
-    from .trusted_runner import grade_cells, launcher_for, notebook_cells
+    from ..engine.trusted_runner import grade_cells, launcher_for
 
     path = Path(path)
     if path.suffix == ".ipynb":
-        cells = notebook_cells(notebooks.read(path), topic)
+        cells = notebooks.code_cells(notebooks.read(path), topic)
     else:
         cells = [(path.name, path.read_text(encoding="utf-8"))]
     grade = grade_cells(topic, cells, seed=seed, launcher=launcher_for(sandbox and settings.grading.sandbox))

@@ -17,12 +17,12 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Int, Unicode
 
 from ..spec import new_run_seed
-from . import notebooks
-from .jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells, source_map,
+from ..engine import notebooks
+from ..engine.jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells, source_map,
                    submitted_facts, with_notes)
-from .records import KeptResults, RecordStore, new_record, who
-from .results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
-from .trusted_runner import TRUSTED_PROBLEM, notebook_cells
+from ..engine.records import KeptResults, RecordStore, new_record, who
+from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+from ..engine.trusted_runner import TRUSTED_PROBLEM
 
 RECORD = "autograder_record"   # the key of this run's verdict record in nbgrader's resources (Execute -> SaveAutoGrades)
 
@@ -43,7 +43,7 @@ class TrustedExecute(Execute):
         info = (resources or {}).get("nbgrader") or {}
         topic, student = info.get("assignment"), info.get("student")
         course = self.course_root or "."
-        cells = notebook_cells(nb, topic)
+        cells = notebooks.code_cells(nb, topic)
         done = KeptResults(course).get(student, topic) if self.replay else None
         problems = []
         if done is not None and done.get("cells_digest") != cells_digest(cells):

@@ -11,14 +11,15 @@ import re
 import pytest
 
 from autograder.checks import items_of, max_points
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course, topics
 from autograder.course.demo import STUDENTS, _fill, run_demo
 from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grading import grade_all, load_report, points, read_grades
+from autograder.course.grade import grade_all
+from autograder.course.grading import load_report, points, read_grades
 from autograder.course.report import gradebook_text, pending_text
 from autograder.course.selfcheck import load_namespace
-from autograder.course.results import grade_items
+from autograder.engine.results import grade_items
 from autograder.settings import override
 from tests.proving import ROOT, without_hidden_variants
 

@@ -3,7 +3,7 @@
 import pytest
 
 from autograder.course.grading import nbgrader_cause, zero_grades
-from autograder.course.records import RecordError, RecordStore, new_record
+from autograder.engine.records import RecordError, RecordStore, new_record
 
 NBGRADER_LOG = """[AutogradeApp | INFO] Copying /c/submitted/bob/stability/timestamp.txt -> /c/autograded/bob/stability
 [AutogradeApp | ERROR] No assignment with ID 'stability' exists in the database
@@ -72,7 +72,7 @@ def test_a_notebook_whose_cells_are_not_cells_is_named_not_read(tmp_path):
     which cell, where the grader would otherwise stop on it."""
     import json
 
-    from autograder.course import notebooks
+    from autograder.engine import notebooks
 
     for cells, says in [([{"cell_type": "code", "source": "x"}, 42], "cell 1 is 42, not a cell"),
                         ([{"cell_type": "code", "metadata": ["nbgrader"], "source": ""}], "cell 0's metadata"),

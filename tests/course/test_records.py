@@ -14,15 +14,16 @@ import warnings
 import pytest
 
 from autograder.checks import items_of, max_points
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
 from autograder.course.cli import main as cli
 from autograder.course.demo import _fill
 from autograder.course.demo_submissions.basics import CELLS as BUGGY
 from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grading import grade_all, load_report, read_grades
-from autograder.course.records import RecordStore
-from autograder.course.results import GRADER_ERROR_MESSAGE
+from autograder.course.grade import grade_all
+from autograder.course.grading import load_report, read_grades
+from autograder.engine.records import RecordStore
+from autograder.engine.results import GRADER_ERROR_MESSAGE
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -151,7 +152,7 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
         return [dataclasses.replace(i, check=check_with_a_bug) if i.id == "grad_of_values" else i
                 for i in items_of(topic)]
 
-    monkeypatch.setattr("autograder.course.trusted_runner.items_of", items_with_a_bug)
+    monkeypatch.setattr("autograder.engine.trusted_runner.items_of", items_with_a_bug)
     capsys.readouterr()
     status = cli(["--course", str(work), "grade", TOPIC, "--student", "cat", "--workers", "0", "--force",
                   "--seed", str(SEED)])

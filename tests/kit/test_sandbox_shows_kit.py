@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from autograder.course.trusted_runner import grade_cells, sandbox_launcher
+from autograder.engine.trusted_runner import grade_cells, sandbox_launcher
 from autograder.trusted import sandbox
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.e2e
 SEED = 5
 GRADER_ONLY = ("autograder.oracles", "autograder.oracles.operators", "autograder.oracles.dataloading",
-               "autograder.course.grading", "autograder.course.trusted_runner", "autograder.course.demo_submissions",
+               "autograder.course.grading", "autograder.engine.trusted_runner", "autograder.engine.jobs",
+               "autograder.engine.records", "autograder.course.demo_submissions",
                "autograder.course.kit")
 KIT = ("autograder.checks.operators", "autograder.trusted.worker", "autograder.expected_outputs",
        "autograder.course.selfcheck")

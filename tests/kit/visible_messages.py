@@ -17,7 +17,7 @@ def main(argv):
 
     import autograder
     from autograder.checks import items_of
-    from autograder.course.results import FAILED, grade_item
+    from autograder.engine.results import FAILED, grade_item
     from tests import proving
 
     report = {"autograder": autograder.__file__,

@@ -11,9 +11,9 @@ import importlib
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.results import FAILED, grade_item
+from autograder.engine.results import FAILED, grade_item
 from autograder.course.build import topics
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 from tests.proving import ROOT, check_names
 
 SEED = 3

@@ -30,7 +30,7 @@ from ..checks import items_of
 from ..spec import GRADING_ENV
 from . import notebooks
 from .results import ItemResult
-from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for, notebook_cells
+from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for
 
 CUDA = "cuda"
 
@@ -126,7 +126,7 @@ def job_cells(nb, assignment, source):
     """The ``[(cell key, source)]`` that nbgrader's autograde hands ``TrustedExecute`` for this notebook."""
     restore_metadata(nb, source)
     overwrite_locked(nb, source)
-    return notebook_cells(nb, assignment)
+    return notebooks.code_cells(nb, assignment)
 
 
 def cells_digest(cells):
@@ -295,12 +295,8 @@ def pending_items(data):
 
 
 def worker_name():
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
-        return f"{socket.gethostname()} (pid {os.getpid()})"
+    """This grading process, for the record (on Dask, ``batch.dask_grade_job`` puts the worker's address instead)."""
+    return f"{socket.gethostname()} (pid {os.getpid()})"
 
 
 def cuda_here():

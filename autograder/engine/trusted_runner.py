@@ -76,15 +76,6 @@ def launcher_for(confined):
     return sandbox_launcher
 
 
-def notebook_cells(nb, topic):
-    """``[(cell key, source)]``: every code cell of ``nb`` but the topic's graded test cells, in order; the key is
-    the cell's grade id or ``cell <index>``."""
-    tests = {item.cell_id for item in items_of(topic)}
-    return [(notebooks.grade_id(cell) or f"cell {index}", notebooks.source_text(cell))
-            for index, cell in enumerate(nb["cells"])
-            if cell.get("cell_type") == "code" and notebooks.grade_id(cell) not in tests]
-
-
 _CLEAN = {}   # launcher -> the clean worker of this grading process
 
 
