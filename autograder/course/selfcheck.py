@@ -13,7 +13,6 @@ run on a machine that has torch but no nbgrader. Needs only torch, numpy and Ope
 import contextlib
 import json
 import linecache
-import os
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from ..checks import items_of
 from ..expected_outputs import have_oracles
 from ..engine.results import FAILED, PENDING, grade_items, total
 from ..settings import settings
-from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
+from ..spec import grading_run, new_run_seed
 from ..student import CallTimeout, time_limit
 from ..engine import notebooks
 
@@ -116,9 +115,8 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
     items_of(topic)   # an unknown topic fails here, before the student's code runs
     hidden = trusted or have_oracles()   # the student kit holds the visible tests' expected outputs only
     seed = new_run_seed() if seed is None else seed
-    os.environ[GRADING_ENV], os.environ[SEED_ENV] = "1", str(seed)
     # Whatever the student's code prints goes to stderr, so that --json prints nothing but JSON.
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr), grading_run(official=True, seed=seed):
         if trusted:
             results = trusted_results(topic, path, seed, sandbox=sandbox)
         else:

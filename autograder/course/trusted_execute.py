@@ -1,30 +1,35 @@
-"""nbgrader's Execute step, replaced by trusted grading.
+"""nbgrader's autograde steps, made trusted: the grade is computed outside the student's code and recorded once.
 
-No kernel runs the notebook: the student's code cells
-(every code cell but the graded test cells, in order, helper cells included) run in a
-sandboxed worker, and each graded item's check runs in this process, where no student code
-ever ran (``trusted_runner``). The verdicts are written into the test cells as outputs, the way
-a kernel would have left them: an error output with the check's message for an item that
-failed (nbgrader scores the cell 0, and ``generate_feedback`` shows the message), a line on
-stdout for one that passed. The test cells' own text and tags are never run, so nothing a
-student writes in their metadata changes a grade.
+No kernel runs the notebook. ``TrustedExecute`` (nbgrader's Execute step) runs the student's code cells (every code
+cell but the graded test cells, in order: ``notebooks.code_cells``) in a sandboxed worker and each graded item's
+check in this process, where no student code ever ran (``engine.trusted_runner``), or takes the result a batch worker
+graded (``TrustedExecute.replay``: ``grading-results/``, only when nbgrader reads the very cells that were graded).
+It leaves the run's verdict record (``engine.records``) in nbgrader's resources, and writes into each test cell what
+the student's feedback shows: the check's message for an item that failed or is pending, a neutral line for a
+grader error or an item under review (never a traceback of the grader's), a line for one that passed.
+``RecordedGrades`` (nbgrader's SaveAutoGrades step) writes each automatic score from the record, keeps the
+instructor's manual scores and extra credit, and appends the record to the store. The test cells' own text and tags
+are never run, so nothing a student writes in them changes a grade; ``TrustedMetadata`` makes every cell's metadata
+the instructor's and puts deleted test cells back.
 
-Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
+How a run grades (seed, sandbox, replay, who grades) is nbgrader configuration (``TrustedExecute``'s traits, set by
+``python -m autograder grade`` through ``grading.nbgrader_api``); no module-level value or environment variable
+carries it. Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
 """
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Int, Unicode
 
-from ..spec import new_run_seed
 from ..engine import notebooks
-from ..engine.jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells, source_map,
-                   submitted_facts, with_notes)
+from ..engine.jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells,
+                           source_map, submitted_facts, with_notes)
 from ..engine.records import KeptResults, RecordStore, new_record, who
 from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
 from ..engine.trusted_runner import TRUSTED_PROBLEM
+from ..spec import new_run_seed
 
-RECORD = "autograder_record"   # the key of this run's verdict record in nbgrader's resources (Execute -> SaveAutoGrades)
+RECORD = "autograder_record"   # this run's verdict record in nbgrader's resources (Execute -> SaveAutoGrades)
 
 
 class TrustedExecute(Execute):

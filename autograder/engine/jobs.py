@@ -10,7 +10,6 @@ grader writes it into nbgrader's gradebook on the instructor's side (``TrustedEx
 checking that nbgrader sees the very cells that were graded: :func:`cells_digest`).
 """
 
-import contextlib
 import copy
 import functools
 import hashlib
@@ -27,7 +26,7 @@ import nbformat
 
 from .. import settings as settings_module
 from ..checks import items_of
-from ..spec import GRADING_ENV
+from ..spec import grading_run
 from . import notebooks
 from .results import ItemResult
 from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for
@@ -102,11 +101,13 @@ def restore_test_cells(nb, source, assignment):
         mine = source.get(item.cell_id)
         if item.cell_id in present or not mine or mine["cell_type"] != "code":
             continue
-        cell = nbformat.from_dict({"cell_type": "code", "execution_count": None, "outputs": [], "id": f"restored-{item.cell_id}",
+        cell = nbformat.from_dict({
+                "cell_type": "code", "execution_count": None, "outputs": [], "id": f"restored-{item.cell_id}",
                 "metadata": {"nbgrader": copy.deepcopy(mine["nbgrader"]), "editable": False, "deletable": False},
                 "source": mine["source"] or ""})
         before = set(order[:order.index(item.cell_id)])
-        at = max((i + 1 for i, c in enumerate(nb["cells"]) if notebooks.grade_id(c) in before), default=len(nb["cells"]))
+        at = max((i + 1 for i, c in enumerate(nb["cells"]) if notebooks.grade_id(c) in before),
+                 default=len(nb["cells"]))
         nb["cells"].insert(at, cell)
         present.add(item.cell_id)
         added.append(item.cell_id)
@@ -172,20 +173,6 @@ def submission_digest(data, grader):
 _ONE_AT_A_TIME = threading.Lock()   # a Dask worker with several threads still grades one job at a time here
 
 
-@contextlib.contextmanager
-def official_grade():
-    """An official grade for the block: GPU items without a GPU are pending (``spec.grading``)."""
-    previous = os.environ.get(GRADING_ENV)
-    os.environ[GRADING_ENV] = "1"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(GRADING_ENV, None)
-        else:
-            os.environ[GRADING_ENV] = previous
-
-
 def grade_job(job):
     """Grade ``job`` here; returns :func:`grade_to_data` of its ``NotebookGrade`` with where and how long."""
     with _ONE_AT_A_TIME:
@@ -203,7 +190,7 @@ def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None):
     :func:`grade_to_data` with the seed, whether sandboxed, where and how long."""
     started = time.perf_counter()
     confined = bool(sandbox and settings_module.settings.grading.sandbox)
-    with official_grade():
+    with grading_run(official=True, seed=seed):
         grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True)
     data = grade_to_data(grade, cells)
     data.update(seed=seed, sandboxed=confined, worker=worker_name(), cuda=cuda_here(),

@@ -35,7 +35,7 @@ class ItemResult:
     seconds: float = 0.0       # wall time of all its variants
     measurements: dict = field(default_factory=dict)  # ratios, op counts, ... when the check reports them
     evidence: dict = field(default_factory=dict)      # what the verdict rests on: variants run, hidden or not, seed
-    note: str = ""             # for the instructor: how it was graded (e.g. its test cell deleted: graded from the spec)
+    note: str = ""             # for the instructor: how it was graded (its test cell deleted: graded from the spec)
     detail: str = ""           # for the instructor only: the grader's traceback of a grader error
 
     @property

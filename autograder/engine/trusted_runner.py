@@ -21,7 +21,6 @@ from ..checks import items_of
 from ..errors import WorkerLost
 from ..settings import settings
 from ..trusted import remote, sandbox
-from . import notebooks
 from .results import FAILED, ItemResult, grade_item
 
 
