@@ -17,6 +17,7 @@ How a run grades (seed, sandbox, replay, who grades) is nbgrader configuration (
 carries it. Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
 """
 
+from nbformat import from_dict
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Int, Unicode
@@ -145,6 +146,9 @@ class TrustedMetadata(NbGraderPreprocessor):
         for cell_id in restore_metadata(nb, source):
             self.log.warning("%s a cell's nbgrader metadata (grade id %r) is not the instructor's: ignored",
                              TRUSTED_PROBLEM, cell_id)
-        for cell_id in restore_test_cells(nb, source, assignment):
+        restored = restore_test_cells(nb, source, assignment)
+        for cell_id in restored:
             self.log.info("test cell %s was missing: put back from the source (graded from the spec)", cell_id)
+        if restored:
+            nb.cells = [from_dict(cell) for cell in nb.cells]     # nbconvert's steps read cells as NotebookNodes
         return nb, resources

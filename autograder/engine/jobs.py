@@ -22,8 +22,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from .. import settings as settings_module
 from ..checks import items_of
 from ..spec import grading_run
@@ -101,10 +99,9 @@ def restore_test_cells(nb, source, assignment):
         mine = source.get(item.cell_id)
         if item.cell_id in present or not mine or mine["cell_type"] != "code":
             continue
-        cell = nbformat.from_dict({
-                "cell_type": "code", "execution_count": None, "outputs": [], "id": f"restored-{item.cell_id}",
+        cell = {"cell_type": "code", "execution_count": None, "outputs": [], "id": f"restored-{item.cell_id}",
                 "metadata": {"nbgrader": copy.deepcopy(mine["nbgrader"]), "editable": False, "deletable": False},
-                "source": mine["source"] or ""})
+                "source": mine["source"] or ""}
         before = set(order[:order.index(item.cell_id)])
         at = max((i + 1 for i, c in enumerate(nb["cells"]) if notebooks.grade_id(c) in before),
                  default=len(nb["cells"]))

@@ -130,21 +130,6 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
     book = _exports_equal_the_gradebook(work, tmp_path / "after-manual", students)
     assert book["ann"]["fit_quadratic"] == [2.5, 3.0] and book["bob"]["to_numpy_values"] == [3.0, 2.0]
 
-    # ann breaks to_numpy; everyone is regraded
-    _submit(work, "ann", {**reference, "to_numpy": BUGGY["to_numpy"]})
-    lines.clear()
-    grade_all(work, [TOPIC], students, progress=say, seed=SEED, force=True)
-    book = _exports_equal_the_gradebook(work, tmp_path / "after-regrade", students)
-    assert book["ann"]["fit_quadratic"] == [2.5, 3.0] and book["bob"]["to_numpy_values"] == [3.0, 2.0]
-    assert book["ann"]["to_numpy_requires_grad"] == [0.0, 1.0] and book["ann"]["to_numpy_views"] == [0.0, 1.0]
-    summary = lines[-1]
-    assert "Changed by this regrade" in summary and "  ann/basics: to_numpy_requires_grad 1 -> 0 (passed -> failed), " \
-        "to_numpy_views 1 -> 0 (passed -> failed)" in summary.splitlines()
-    assert "bob/basics" not in summary and "cat/basics" not in summary
-    assert len(RecordStore(work).history("ann", TOPIC)) == 2
-    assert RecordStore(work).history("ann", TOPIC)[0]["items"] == ann["items"]    # nothing of the earlier is lost
-    assert load_report(work)["ann/basics"]["manual"] == {"fit_quadratic": 2.5}
-
     # Done when 2: a check that raises an ordinary exception (the grader's own bug), in this grading process
     def check_with_a_bug(*args, **kwargs):
         raise KeyError("a bug in the check")
@@ -166,13 +151,28 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
     assert "GRADER ERRORS" in printed.out + printed.err and "  cat/basics: grad_of_values" in \
         (printed.out + printed.err).splitlines()
     assert read_grades(work, "cat", TOPIC)["grad_of_values"] == [0.0, 3.0]
+    assert load_report(work)["cat/basics"]["grader_errors"] == ["grad_of_values"]
     nbgrader(work, "generate_feedback", TOPIC, "--student", "cat", "--force")
     feedback = (work / "feedback" / "cat" / TOPIC / f"{TOPIC}.html").read_text(encoding="utf-8")
     assert "a bug in the check" not in feedback and "KeyError" not in feedback
     assert "Traceback (most recent call last)" not in feedback and "CheckFailure" not in feedback
     assert "the grader itself failed on this item" in feedback
     monkeypatch.undo()
+
+    # the check fixed, ann having broken to_numpy meanwhile: everyone is regraded
+    _submit(work, "ann", {**reference, "to_numpy": BUGGY["to_numpy"]})
     lines.clear()
-    grade_all(work, [TOPIC], ["cat"], progress=say, seed=SEED, force=True)
-    assert read_grades(work, "cat", TOPIC) == FULL and "GRADER ERRORS" not in lines[-1]
-    assert "  cat/basics: grad_of_values 0 -> 3 (grader error -> passed)" in lines[-1].splitlines()
+    grade_all(work, [TOPIC], students, progress=say, seed=SEED, force=True)
+    book = _exports_equal_the_gradebook(work, tmp_path / "after-regrade", students)
+    assert book["ann"]["fit_quadratic"] == [2.5, 3.0] and book["bob"]["to_numpy_values"] == [3.0, 2.0]
+    assert book["ann"]["to_numpy_requires_grad"] == [0.0, 1.0] and book["ann"]["to_numpy_views"] == [0.0, 1.0]
+    assert book["cat"] == FULL      # the grader error completed by the regrade
+    summary = lines[-1].splitlines()
+    assert summary[1:] == [
+        "Changed by this regrade (automatic scores; manual scores and extra credit are kept):",
+        "  ann/basics: to_numpy_requires_grad 1 -> 0 (passed -> failed), to_numpy_views 1 -> 0 (passed -> failed)",
+        "  cat/basics: grad_of_values 0 -> 3 (grader error -> passed)"]
+    assert len(RecordStore(work).history("ann", TOPIC)) == 2 and len(RecordStore(work).history("cat", TOPIC)) == 3
+    assert RecordStore(work).history("ann", TOPIC)[0]["items"] == ann["items"]    # nothing of the earlier is lost
+    assert load_report(work)["ann/basics"]["manual"] == {"fit_quadratic": 2.5}
+    assert load_report(work)["bob/basics"]["extra_credit"] == {"to_numpy_values": 1.0}
