@@ -4,8 +4,8 @@
 executor, and writes the results into nbgrader's gradebook from this process alone, in the order of the pairs, so
 that a grade never depends on which worker finished first:
 
-* **Executors.** :class:`InlineExecutor` grades here, one job after another (``--workers 0``).
-  :class:`DaskExecutor` sends jobs to Dask distributed: a local cluster of ``--workers N`` processes (one per core
+* **Executors** (``executors``). ``InlineExecutor`` grades here, one job after another (``--workers 0``).
+  ``DaskExecutor`` sends jobs to Dask distributed: a local cluster of ``--workers N`` processes (one per core
   by default), or an existing cluster (``--scheduler tcp://HOST:8786``). Workers get the notebook's bytes and
   return plain data (``jobs.grade_job``); they need no course directory and no gradebook.
 * **GPU items.** A job graded where there is no CUDA leaves the GPU items pending. Where the cluster has a worker
@@ -13,226 +13,25 @@ that a grade never depends on which worker finished first:
   two results are merged. Without one they stay pending; ``grade --pending`` completes them later.
 * **Nothing lost, nothing graded twice.** Every finished result is kept at once, atomically, in
   ``grading-results/<student>/<assignment>.json`` with the notebook's content hash (its bytes and the grader's
-  checks and settings, ``jobs.submission_digest``), before it is written to the gradebook; the report records
-  the same hash. A rerun after a kill (of this process or of a worker) skips what was recorded with the same hash,
+  checks and settings, ``jobs.submission_digest``), before nbgrader's autograde records it (``TrustedExecute`` with
+  ``replay``); the verdict record keeps the same hash. A rerun after a kill (of this process or of a worker) skips what was recorded with the same hash,
   writes what was graded but not yet recorded, and grades the rest: what is missing, failed, or changed since.
   A Dask worker that dies mid-job has the job retried once elsewhere (``allowed-failures: 1``), then it is an
   error with the reason.
-* **Progress.** A bar with counts, rate and ETA on a terminal (tqdm), a line per submission, and a summary.
+* **Progress** (``progress``). A bar with counts, rate and ETA on a terminal (tqdm), a line per submission, and a
+  summary that lists each automatic score the run changed (old -> new) and every grader error.
 """
 
 import collections
-import logging
-import os
-import sys
 import time
 
-from ..errors import ClusterUnavailable
-from ..settings import as_dict as settings_now
 from ..engine import jobs
+from ..engine.records import KeptResults
+from ..settings import as_dict as settings_now
+from .executors import DaskExecutor, executor_for
 from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now, save_report,
                       settle_lateness, submission_path)
-from ..engine.records import KeptResults
-
-
-# ------------------------------------------------------------------ executors
-
-class InlineExecutor:
-    """Grades each job in this process, when its result is asked for."""
-
-    workers = 1
-    name = "this process, one at a time"
-
-    def __init__(self):
-        self.queue = collections.deque()
-        self.gpu = jobs.cuda_here()
-
-    def submit(self, tag, job, gpu=False):
-        self.queue.append((tag, job))
-
-    def __len__(self):
-        return len(self.queue)
-
-    def next_done(self):
-        tag, job = self.queue.popleft()
-        try:
-            return tag, jobs.grade_job(job), None
-        except Exception as error:  # noqa: BLE001 - recorded as the submission's error, grading goes on
-            return tag, None, f"{type(error).__name__}: {error}"
-
-    def close(self):
-        pass
-
-
-# A worker that dies mid-job has the job retried once on another worker, then it fails (KilledWorker). Dask counts
-# a death against every task assigned to the worker, so no more jobs are in flight than the workers have threads
-# (grade_batch's window): a job is not queued on a worker behind one that kills it. The local cluster's scheduler
-# runs in the grader's process and takes this; a scheduler started elsewhere takes its own configuration
-# (DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 in its environment).
-SCHEDULER_CONFIG = {"distributed.scheduler.allowed-failures": 1}
-
-
-class DaskExecutor:
-    """Jobs on Dask distributed: a local cluster of ``workers`` processes, or the cluster at ``scheduler``."""
-
-    def __init__(self, workers=None, scheduler=None, task=None):
-        import dask
-        from distributed import Client, LocalCluster, as_completed
-
-        self.task = task or dask_grade_job
-        self.cluster = None
-        self.environ = dict(os.environ)   # a local cluster's nannies set theirs here (OMP_NUM_THREADS=1, ...)
-        dask.config.set(SCHEDULER_CONFIG)
-        dask.config.set({"distributed.worker.daemon": False})   # workers start processes (the sandboxed ones)
-        if scheduler:
-            try:
-                _reachable(scheduler)
-                self.client = Client(scheduler, timeout="20s")
-                self.client.wait_for_workers(1, timeout=60)
-            except (OSError, TimeoutError) as error:
-                raise ClusterUnavailable(f"the Dask scheduler at {scheduler} cannot be reached, or no worker joined "
-                                         f"it within a minute ({type(error).__name__}: {error}). Start one with "
-                                         f"`dask worker {scheduler} --nthreads 1`.") from None
-            self.name = f"the Dask cluster at {scheduler}"
-        else:
-            workers = workers or os.cpu_count() or 1
-            gpu = {"resources": {"GPU": 1}} if jobs.cuda_here() else {}
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR, **gpu)
-            self.client = Client(self.cluster)
-            self.name = f"{workers} local Dask worker{'s' * (workers != 1)}"
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
-        self.workers = max(1, sum(w.get("nthreads", 1) for w in info.values()))   # jobs at once
-        self.gpu = any((w.get("resources") or {}).get("GPU", 0) >= 1 for w in info.values())
-        self.done = as_completed()
-        self.tags = {}
-
-    def check_sandbox(self):
-        """Every worker can make the sandbox (else: stop before grading anything, naming the worker)."""
-        from ..trusted.sandbox import SandboxUnavailable
-
-        answers = self.client.run(_probe_quietly)
-        failed = {address: why for address, why in answers.items() if why}
-        if failed:
-            raise SandboxUnavailable("; ".join(f"worker {a}: {why}" for a, why in sorted(failed.items())))
-
-    def submit(self, tag, job, gpu=False):
-        future = self.client.submit(self.task, job, pure=False, resources={"GPU": 1} if gpu else None,
-                                    key=f"grade-{job.student}-{job.assignment}-{'gpu' if gpu else 'all'}-"
-                                        f"{time.monotonic_ns()}")
-        self.tags[future.key] = tag
-        self.done.add(future)
-
-    def __len__(self):
-        return self.done.count()
-
-    def next_done(self):
-        from distributed.scheduler import KilledWorker
-
-        future = next(self.done)
-        tag = self.tags.pop(future.key)
-        try:
-            return tag, future.result(), None
-        except KilledWorker as killed:
-            return tag, None, (f"the grading worker died twice while grading it (it was retried once on another "
-                               f"worker; Dask: {killed})")
-        except Exception as error:  # noqa: BLE001
-            return tag, None, f"{type(error).__name__} on the grading worker: {error}"
-        finally:
-            future.release()
-
-    def close(self):
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-        os.environ.clear()
-        os.environ.update(self.environ)
-
-
-def dask_grade_job(job):
-    """``jobs.grade_job`` on a Dask worker, the result naming the worker by its address."""
-    from distributed import get_worker
-
-    data = jobs.grade_job(job)
-    data["worker"] = get_worker().address
-    return data
-
-
-def _reachable(address):
-    """Fail at once, not after Dask's retries, where nothing listens at ``tcp://HOST:PORT``."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parts.scheme == "tcp" and parts.hostname and parts.port:
-        socket.create_connection((parts.hostname, parts.port), timeout=10).close()
-
-
-def _probe_quietly():
-    from ..trusted.sandbox import SandboxUnavailable, probe
-
-    try:
-        probe()
-    except SandboxUnavailable as error:
-        return str(error)
-    return ""
-
-
-def executor_for(workers, scheduler, planned):
-    """``--workers 0`` (or a single job and no cluster named): grade here; else Dask."""
-    if scheduler or (workers != 0 and planned > 1):
-        return DaskExecutor(workers, scheduler)
-    return InlineExecutor()
-
-
-# ------------------------------------------------------------------ progress
-
-class Progress:
-    """A line per submission (with counts and ETA), through ``out``; a tqdm bar too where stderr is a terminal."""
-
-    def __init__(self, total, out, bar=None):
-        self.total, self.out, self.done, self.started = total, out, 0, time.perf_counter()
-        self.graded = 0
-        bar = out is print and sys.stderr.isatty() if bar is None else bar
-        self.bar = None
-        if bar and out:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="notebook", dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
-
-    def say(self, text):
-        if not self.out:
-            return
-        if self.bar is not None:
-            self.bar.write(text)
-        else:
-            self.out(text, flush=True)
-
-    def step(self, text, graded=True):
-        self.done += 1
-        self.graded += graded
-        if self.bar is not None:
-            self.bar.update(1)
-        self.say(f"[{self.done}/{self.total}] {text}{self.eta()}")
-
-    def eta(self):
-        elapsed = time.perf_counter() - self.started
-        left = self.total - self.done
-        if not self.graded or not left:
-            return f" ({elapsed:.0f} s elapsed)"
-        return f" ({elapsed:.0f} s elapsed, about {_duration(elapsed / self.graded * left)} left)"
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _duration(seconds):
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+from .progress import Progress, duration
 
 
 # ------------------------------------------------------------------ the batch
@@ -436,7 +235,7 @@ def summary(results, plans, seconds, executor):
     parts = [f"{counts['graded']} graded", f"{counts['error']} error{'s' * (counts['error'] != 1)}",
              f"{pending} with items pending a GPU", f"{counts['missing']} missing",
              f"{len(broken)} with grader errors"]
-    line = f"Done in {_duration(seconds)} with {executor.name}: {', '.join(parts)}"
+    line = f"Done in {duration(seconds)} with {executor.name}: {', '.join(parts)}"
     if kept:
         line += f"; {kept} kept from an earlier run"
     if graded:

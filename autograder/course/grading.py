@@ -174,8 +174,10 @@ def autograde(course, student, assignment, seed=None, sandbox=True, replay=False
     if failure is None and len(store.history(student, assignment)) == before:
         failure = ("nbgrader's autograde left no verdict record: its trusted steps did not run (does the course's "
                    "nbgrader_config.py load?)")
-    if failure is not None or status == "error":
-        return record_error(course, student, assignment, problems + ([failure] if failure else []), seed, sandbox)
+    if status == "error":       # unreadable: nbgrader's failure on it adds nothing to the reason already found
+        return record_error(course, student, assignment, problems, seed, sandbox)
+    if failure is not None:
+        return record_error(course, student, assignment, problems + [failure], seed, sandbox)
     settle_lateness(course, student, assignment)
     result = result_now(course, student, assignment)
     result.problems = list(dict.fromkeys(problems + result.problems))

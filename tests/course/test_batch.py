@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from autograder.course import batch
+from autograder.course import executors, progress as progress_module
 from autograder.engine import jobs, notebooks
 from autograder.engine.records import KEPT, KeptResults
 from autograder.settings import override
@@ -22,7 +22,7 @@ def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_erro
     import os
 
     environ = dict(os.environ)
-    executor = batch.DaskExecutor(workers=2, task=dies)
+    executor = executors.DaskExecutor(workers=2, task=dies)
     try:
         assert executor.workers == 2 and not executor.gpu and executor.name == "2 local Dask workers"
         done = {}
@@ -117,7 +117,7 @@ def job_cells_of(nb, source, topic="stability"):
 @pytest.mark.quick
 def test_progress_lines_count_and_give_an_eta():
     lines = []
-    progress = batch.Progress(3, lambda text, flush=True: lines.append(text), bar=False)
+    progress = progress_module.Progress(3, lambda text, flush=True: lines.append(text), bar=False)
     progress.say("start")
     progress.step("ann/stability: 29/29 points (2.0 s)")
     progress.step("bob/stability: kept", graded=False)

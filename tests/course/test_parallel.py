@@ -22,7 +22,7 @@ import time
 import pytest
 
 from autograder.engine import notebooks
-from autograder.course.batch import RESULTS
+from autograder.engine.records import KEPT as RESULTS
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
 from autograder.course.demo import STUDENTS, write_submissions
 from autograder.course.grade import grade_all
