@@ -87,7 +87,16 @@ def current(course):
         return {}
     found = {}
     with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
-        for key, record in records.items():
+        for key, (record, settled) in records.items():
             scores, late = gradebook_scores(gradebook, record["student"], record["assignment"])
-            found[key] = entry_of(record, scores, late)
+            found[key] = entry_of(record, scores, settled_or(late, settled))
     return found
+
+
+def settled_or(late, settled):
+    """The lateness as last settled under the deadlines of its run (``grading.settle_lateness``), while the
+    gradebook still holds that penalty; else as read from the gradebook now."""
+    if late is not None and settled and settled.get("late_penalty") == late["late_penalty"] and \
+            settled.get("due") == late["due"] and settled.get("submitted_at") == late["submitted_at"]:
+        return settled
+    return late

@@ -148,14 +148,14 @@ def result_now(course, student, assignment):
     """The submission's result as the record store and the gradebook have it now (None: no record)."""
     from nbgrader.api import Gradebook
 
-    from .current_grades import entry_of, gradebook_scores
+    from .current_grades import entry_of, gradebook_scores, settled_or
 
     record = RecordStore(course).latest(student, assignment)
     if record is None:
         return None
     with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
         scores, late = gradebook_scores(gradebook, student, assignment)
-    return result_of(entry_of(record, scores, late))
+    return result_of(entry_of(record, scores, settled_or(late, RecordStore(course).lateness(student, assignment))))
 
 
 def autograde(course, student, assignment, seed=None, sandbox=True, replay=False, graded_by="python -m autograder "
@@ -191,9 +191,10 @@ def settle_lateness(course, student, assignment):
     from .late import DeadlineError, settle
 
     try:
-        settle(settings.grading.gradebook_url(course), course, student, assignment)
+        found = settle(settings.grading.gradebook_url(course), course, student, assignment)
     except DeadlineError as error:
         return f"lateness not applied: {error}"
+    RecordStore(course).set_lateness(student, assignment, found)
     return None
 
 

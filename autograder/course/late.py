@@ -248,6 +248,8 @@ def submission_lateness(submission):
     score = sum(notebook.score for notebook in submission.notebooks)
     late = lateness(score, seconds)
     late.points = round(float(submission.late_submission_penalty or 0.0), 6)   # nbgrader's sum, as it shows
+    if score > 0:       # the percent the gradebook's penalty stands for (the policy in force when it was set)
+        late.percent = round(late.points / score * 100, 4)
     return lateness_fields(submission.timestamp, submission.duedate, seconds, late)
 
 

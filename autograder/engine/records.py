@@ -5,8 +5,9 @@ Whoever grades writes the record once (``python -m autograder grade``, the formg
 ``RecordedGrades`` step appends it). The gradebook's automatic scores, the report, every export, ``pending`` and the
 feedback are written from it or read it; nothing parses notebook outputs or nbgrader's log back.
 
-``grading-records/<student>/<assignment>.json`` holds ``{"history": [record, ...]}``, oldest first, the last in force;
-a regrade appends, nothing is overwritten. A record (plain JSON):
+``grading-records/<student>/<assignment>.json`` holds ``{"history": [record, ...], "lateness": {...}}``: the records
+oldest first, the last in force (a regrade appends, nothing is overwritten), and the lateness last settled (the
+penalty itself is nbgrader's, in the gradebook). A record (plain JSON):
 
 * ``student``, ``assignment``, ``status`` ("graded", "error": it could not be graded, "missing": nothing submitted)
 * ``items``: per graded item, :class:`results.ItemResult` as a dict (points, status, message, measurements, evidence,
@@ -130,23 +131,39 @@ class RecordStore:
         found = self.history(student, assignment)
         return found[-1] if found else None
 
+    def set_lateness(self, student, assignment, fields):
+        """Keep the lateness last settled for the submission (``late.settle``'s fields, under the deadlines in force
+        when it ran), beside its history; the gradebook holds the penalty itself."""
+        with self._locked():
+            path = self.path(student, assignment)
+            data = _read_json(path, strict=True) or {"history": []}
+            data["lateness"] = dict(fields)
+            _write_json(path, data)
+
+    def lateness(self, student, assignment):
+        return (_read_json(self.path(student, assignment), strict=True) or {}).get("lateness")
+
     def append(self, record):
         """Add ``record`` as the one in force, with what it changed against the one before; returns it."""
         with self._locked():
             earlier = self.history(record["student"], record["assignment"])
             record["changes"] = changes(earlier[-1] if earlier else None, record)
-            _write_json(self.path(record["student"], record["assignment"]), {"history": [*earlier, record]})
+            path = self.path(record["student"], record["assignment"])
+            data = _read_json(path, strict=True) or {}
+            data["history"] = [*earlier, record]
+            _write_json(path, data)
         return record
 
     def all_latest(self):
-        """``{"student/assignment": the record in force}`` for every submission recorded."""
+        """``{"student/assignment": (the record in force, the lateness last settled or None)}``."""
         found = {}
         if not self.root.exists():
             return found
         for path in sorted(self.root.glob("*/*.json")):
-            history = (_read_json(path, strict=True) or {}).get("history")
+            data = _read_json(path, strict=True) or {}
+            history = data.get("history")
             if isinstance(history, list) and history:
-                found[f"{path.parent.name}/{path.stem}"] = history[-1]
+                found[f"{path.parent.name}/{path.stem}"] = (history[-1], data.get("lateness"))
         return found
 
 
