@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..checks import items_of
 from ..expected_outputs import have_oracles
-from ..engine.results import FAILED, PENDING, grade_items, total
+from ..engine.results import FAILED, GRADER_ERROR, PENDING, UNDER_REVIEW, grade_items, total
 from ..settings import settings
 from ..spec import grading_run, new_run_seed
 from ..student import CallTimeout, time_limit
@@ -79,13 +79,15 @@ def report_text(topic, results, seed, hidden=True):
              f"{topic}: the visible tests only (the student kit has no hidden tests: your instructor's grade adds them)"]
     width = max(len(f"{r.score:g}/{r.max_score:g}") for r in results)
     for r in results:
-        mark = {"passed": "PASS", "failed": "FAIL", "pending": "PEND"}[r.status]
+        mark = {"passed": "PASS", "failed": "FAIL", "pending": "PEND", GRADER_ERROR: "GRADER ERROR",
+                UNDER_REVIEW: "REVIEW"}.get(r.status, r.status)
         lines.append(f"  {mark}  {f'{r.score:g}/{r.max_score:g}':>{width}}  {r.item}  ({r.seconds:.1f} s)")
         if r.message:
             lines.append("        " + r.message.replace("\n", "\n        "))
-    counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "pending")}
+    counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "pending", GRADER_ERROR)}
     lines.append(f"{score:g}/{possible:g} points ({counts['passed']} passed, {counts['failed']} failed, "
-                 f"{counts['pending']} pending)")
+                 f"{counts['pending']} pending" + (f", {counts[GRADER_ERROR]} not graded: the grader failed on them"
+                                                   if counts[GRADER_ERROR] else "") + ")")
     return "\n".join(lines)
 
 
@@ -108,7 +110,8 @@ def trusted_results(topic, path, seed, sandbox=True):
 
 
 def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
-    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail).
+    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail), 1 when one failed, 3 when
+    the grader itself failed on one (a grader error).
 
     ``trusted``: the student's code runs in a sandboxed worker and every check here (how an instructor grades
     with this command); otherwise in this process (how a student checks their own work)."""
@@ -129,4 +132,6 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
     else:
         print(report_text(topic, results, seed, hidden))
     sys.stdout.flush()
+    if any(r.status == GRADER_ERROR for r in results):
+        return 3        # the grader's own failure, as `grade` says it
     return 1 if any(r.status == FAILED for r in results) else 0

@@ -51,6 +51,34 @@ def test_records_keep_their_history_and_say_what_changed(tmp_path):
 
 
 @pytest.mark.quick
+def test_a_check_that_raises_is_a_grader_error_and_a_student_exception_is_a_failure():
+    from autograder.course.selfcheck import report_text
+    from autograder.engine.results import GRADER_ERROR_MESSAGE, grade_item
+    from autograder.spec import Item
+
+    def buggy_check(fn, **kwargs):
+        raise KeyError("a bug in the check")
+
+    def check_calling(fn, **kwargs):
+        fn()
+
+    def student():
+        error = ValueError("my bug")
+        error.remote_traceback = "Traceback ... ValueError: my bug"   # as rebuilt from the worker
+        raise error
+
+    bug = grade_item(Item("stability", "x", buggy_check, points=2.0), {"fn": student}, seed=1)
+    assert (bug.status, bug.score, bug.message) == ("grader error", 0.0, GRADER_ERROR_MESSAGE)
+    assert "KeyError: 'a bug in the check'" in bug.detail and "KeyError" not in bug.message
+    mine = grade_item(Item("stability", "y", check_calling, points=1.0), {"fn": student}, seed=1)
+    assert (mine.status, mine.score, mine.detail) == ("failed", 0.0, "")
+    assert mine.message.endswith("your code raised ValueError: my bug")
+    text = report_text("stability", [bug, mine], 1)
+    assert "  GRADER ERROR  0/2  x" in text and text.endswith("0/3 points (0 passed, 1 failed, 0 pending, 1 not graded: "
+                                                              "the grader failed on them)")
+
+
+@pytest.mark.quick
 def test_settings_command_lists_settings_items_and_declared_tolerances():
     import json
 
