@@ -17,7 +17,7 @@ def main(argv):
 
     import autograder
     from autograder.checks import items_of
-    from autograder.engine.results import FAILED, grade_item
+    from autograder.engine.results import FAILED, GRADER_ERROR, grade_item
     from tests import proving
 
     report = {"autograder": autograder.__file__,
@@ -36,7 +36,7 @@ def main(argv):
                     continue
                 torch.manual_seed(0)
                 result = grade_item(item, namespace, seed=0, hidden=False)
-                if result.status == FAILED:
+                if result.status in (FAILED, GRADER_ERROR):
                     failed[item.name] = result.message
             seen[label] = failed
         report["topics"][topic] = seen
