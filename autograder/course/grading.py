@@ -221,7 +221,7 @@ def _refused(problems):
 _APIS = {}
 
 
-def nbgrader_api(course, seed=0, sandbox=True, replay=False, graded_by="python -m autograder grade"):
+def nbgrader_api(course, seed=-1, sandbox=True, replay=False, graded_by="python -m autograder grade"):
     """nbgrader's API for ``course``, configured by its ``nbgrader_config.py`` and, for this run, the trusted
     grader's own options (``TrustedExecute``'s seed, sandbox, replay and ``graded_by``): no environment variable
     or module-level value carries them. One per course and options, in this process."""
@@ -229,11 +229,11 @@ def nbgrader_api(course, seed=0, sandbox=True, replay=False, graded_by="python -
     from traitlets.config.loader import PyFileConfigLoader
 
     root = str(Path(course).resolve())
-    key = (root, int(seed or 0), bool(sandbox), bool(replay), graded_by)
+    key = (root, int(seed), bool(sandbox), bool(replay), graded_by)
     if key not in _APIS:
         config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
         config.CourseDirectory.root = root
-        config.TrustedExecute.seed = int(seed or 0)
+        config.TrustedExecute.seed = int(seed)
         config.TrustedExecute.sandbox = bool(sandbox)
         config.TrustedExecute.replay = bool(replay)
         config.TrustedExecute.graded_by = graded_by

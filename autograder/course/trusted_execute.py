@@ -39,7 +39,7 @@ class TrustedExecute(Execute):
     nbgrader configuration, set by the course's ``nbgrader_config.py`` and by ``python -m autograder grade``."""
 
     course_root = Unicode("", help="the course directory (records and kept results live there)").tag(config=True)
-    seed = Int(0, help="the hidden variants' seed; 0: a new one per notebook (recorded)").tag(config=True)
+    seed = Int(-1, help="the hidden variants' seed; -1: a new one per notebook (recorded)").tag(config=True)
     sandbox = Bool(True, help="False: students' code runs unconfined (grade --no-sandbox); recorded").tag(config=True)
     replay = Bool(False, help="record the worker's result kept in grading-results/ (the batch graded it) when it "
                               "was graded on the very cells nbgrader reads").tag(config=True)
@@ -57,7 +57,7 @@ class TrustedExecute(Execute):
                             "graded again here")
             self.log.warning("%s %s", TRUSTED_PROBLEM, problems[-1])
             done = None
-        seed = self.seed or new_run_seed()
+        seed = self.seed if self.seed >= 0 else new_run_seed()
         data = done if done is not None else grade_job_here(topic, cells, seed=seed, sandbox=self.sandbox)
         facts = submitted_facts(course, student, topic, info.get("notebook") or topic)
         record = new_record(student, topic, items=with_notes(data.get("items", []), facts["notes"]),
