@@ -123,6 +123,7 @@ def overwrite_locked(nb, source):
 def job_cells(nb, assignment, source):
     """The ``[(cell key, source)]`` that nbgrader's autograde hands ``TrustedExecute`` for this notebook."""
     restore_metadata(nb, source)
+    restore_test_cells(nb, source, assignment)
     overwrite_locked(nb, source)
     return notebooks.code_cells(nb, assignment)
 
