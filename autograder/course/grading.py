@@ -51,7 +51,7 @@ class SubmissionResult:
     extra_credit: dict = field(default_factory=dict)   # {item id: the instructor's extra credit}, kept too
     graded_by: str = ""         # how and by whom the record in force was graded
     graded_at: str = ""         # when (ISO 8601, UTC)
-    seed: int | None = None     # the hidden variants' seed of the grading run (AUTOGRADER_GRADING_SEED reproduces it)
+    seed: int | None = None     # the hidden variants' seed of the grading run (`grade --seed N` reproduces it)
     sandboxed: bool = True      # False when graded with --no-sandbox (students' code ran unconfined)
     seconds: float = 0.0
     digest: str = ""            # the content hash it was graded for (the notebook, the checks, the settings)
