@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..checks import items_of
 from ..engine import notebooks
+from ..engine.jobs import deleted_cells_problem
 from ..engine.records import RecordStore, new_record, who
 from ..settings import settings
 from ..spec import new_run_seed
@@ -104,7 +105,7 @@ def inspect_submission(course, student, assignment):
     present = set(notebooks.graded_test_ids(nb))
     deleted = [item.cell_id for item in items_of(assignment) if item.cell_id not in present]
     if deleted:
-        return "graded", [f"{path.name}: test cells deleted (graded from the spec all the same): {', '.join(deleted)}"]
+        return "graded", [deleted_cells_problem(path.name, deleted)]
     return "graded", []
 
 

@@ -239,10 +239,16 @@ def submitted_facts(course, student, assignment, notebook=None):
         return {"digest": "", "notes": {}, "problems": []}
     source = source_map(course, assignment, notebook)
     dropped = restore_metadata(nb, source)
-    return {"digest": submission_digest(data, grader_digest(assignment)),
-            "notes": test_cell_notes(nb, source, assignment),
+    notes = test_cell_notes(nb, source, assignment)
+    deleted = [item.cell_id for item in items_of(assignment) if "was deleted" in notes.get(item.id, "")]
+    return {"digest": submission_digest(data, grader_digest(assignment)), "notes": notes,
             "problems": [f"a cell's nbgrader metadata (grade id {cell_id!r}) is not the instructor's: ignored"
-                         for cell_id in dropped]}
+                         for cell_id in dropped] + ([deleted_cells_problem(path.name, deleted)] if deleted else [])}
+
+
+def deleted_cells_problem(filename, cell_ids):
+    """The problem a submission whose test cells were deleted records (its items are graded all the same)."""
+    return f"{filename}: test cells deleted (graded from the spec all the same): {', '.join(cell_ids)}"
 
 
 def with_notes(items, notes):

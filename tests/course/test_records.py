@@ -110,7 +110,8 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
         "fit_quadratic": "its test cell test_fit_quadratic was deleted from the submission: graded from the spec",
         "to_numpy_views": "its test cell test_to_numpy_views was deleted from the submission: graded from the spec"}
     assert read_grades(work, "cat", TOPIC) == FULL
-    assert cat["problems"] == []     # graded once: the worker read the cells nbgrader reads, the deleted ones put back
+    assert cat["problems"] == [   # and graded once: the worker read the cells nbgrader reads, the deleted ones put back
+        "basics.ipynb: test cells deleted (graded from the spec all the same): test_to_numpy_views, test_fit_quadratic"]
     ann = RecordStore(work).latest("ann", TOPIC)
     assert ann["seed"] == SEED and ann["status"] == "graded"
     assert ann["graded_by"].startswith("python -m autograder grade")
