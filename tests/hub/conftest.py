@@ -117,7 +117,9 @@ def _configs(base, exchange, course):
     students, instructor = base / "config-students", base / "config-instructor"
     _write(students / "nbgrader_config.py",
            f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
-           f"c.CourseDirectory.course_id = {COURSE_ID!r}\n")
+           f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+           # Submissions readable by their student and the instructor only (autograder/exchange.py, in the kit).
+           'c.ExchangeFactory.submit = "autograder.exchange.PrivateSubmit"\n')
     _write(students / "jupyter_server_config.json", json.dumps(STUDENT_SERVER_CONFIG))
     _write(students / "labconfig" / "page_config.json", json.dumps({"disabledExtensions": STUDENT_DISABLED_LAB}))
     _write(instructor / "nbgrader_config.py",
