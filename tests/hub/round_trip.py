@@ -114,7 +114,7 @@ def run(klass, hub, browser):
         for name, record in records.items():
             page = pages[name][1]
             ui.fetch_feedback(page, ASSIGNMENT)
-            record.feedback_text = ui.read_feedback(page, hub, record.account, ASSIGNMENT)
+            record.feedback_text = ui.read_feedback(page, ASSIGNMENT)
     finally:
         for context, _ in pages.values():
             context.close()

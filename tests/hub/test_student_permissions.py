@@ -14,7 +14,7 @@ import pytest
 from nbgrader.utils import parse_utc
 
 from autograder.course import notebooks
-from tests.hub import accounts
+from tests.hub import accounts, ui
 from tests.hub.conftest import COURSE_ID
 from tests.hub.round_trip import ASSIGNMENT, instructor_command
 
@@ -48,6 +48,12 @@ def submissions_of(klass, student):
 
 def collect_again(klass):
     return instructor_command(klass, "nbgrader", "collect", "--update", ASSIGNMENT).stderr
+
+
+def test_the_hub_refuses_another_students_password(klass, hub, browser):
+    """PAM checks the real accounts' passwords: Bob cannot log in as Alice with his own."""
+    alice, bob = klass.students
+    assert ui.log_in_refused(browser, hub, alice.name, bob.password) == "Invalid username or password"
 
 
 def test_a_student_cannot_list_the_submissions_or_the_feedback(klass, round_trip):
