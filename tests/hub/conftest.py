@@ -86,7 +86,6 @@ class Klass:
     course: Path                  # the instructor's course directory
     instructor_venv: Path
     student_venv: Path
-    hub: JupyterHub | None = None
 
     def instructor_env(self, **extra):
         return accounts.environment(self.instructor, path=f"{self.instructor_venv}/bin:{accounts.BASE_PATH}",
@@ -178,7 +177,6 @@ def hub(klass):
         environments[student.name] = Environment(klass.student_venv, klass.base / "config-students")
     server = JupyterHub(klass.base / "hub-state", environments)
     server.start()
-    klass.hub = server
     try:
         yield server
     finally:
