@@ -30,7 +30,6 @@ from tests.browser.server import LAB_SETTINGS
 from tests.hub import accounts
 from tests.hub.hub import CHP, Environment, JupyterHub
 # The student kit and its venv, shared with tests/kit (session fixtures).
-from tests.kit.conftest import kit_home, kit_venv, kit_wheel  # noqa: F401
 from tests.proving import ROOT
 
 COURSE_ID = "effective-pytorch-lab"
@@ -129,7 +128,7 @@ def _configs(base, exchange, course):
 
 @pytest.fixture(scope="session")
 def student_venv(hub_prerequisites, kit_venv):
-    """The students' environment: the student kit's fresh venv (tests/kit/conftest.py), where JupyterHub's
+    """The students' environment: the student kit's fresh venv (tests/student_kit.py), where JupyterHub's
     single-user server is installed too (the hub's own version), as on a course's hub."""
     if not (kit_venv / "bin" / "jupyterhub-singleuser").exists():
         done = subprocess.run([str(kit_venv / "bin" / "pip"), "install", "-q",
