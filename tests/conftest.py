@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from tests.student_kit import kit_home, kit_venv, kit_wheel  # noqa: F401 - one kit and venv per session
+
 
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():

@@ -30,7 +30,6 @@ from tests.browser.server import LAB_SETTINGS
 from tests.hub import accounts
 from tests.hub.hub import CHP, Environment, JupyterHub
 # The student kit and its venv, shared with tests/kit (session fixtures).
-from tests.kit.conftest import kit_home, kit_venv, kit_wheel  # noqa: F401
 from tests.proving import ROOT
 
 COURSE_ID = "effective-pytorch-lab"
@@ -86,7 +85,6 @@ class Klass:
     course: Path                  # the instructor's course directory
     instructor_venv: Path
     student_venv: Path
-    hub: JupyterHub | None = None
 
     def instructor_env(self, **extra):
         return accounts.environment(self.instructor, path=f"{self.instructor_venv}/bin:{accounts.BASE_PATH}",
@@ -117,7 +115,9 @@ def _configs(base, exchange, course):
     students, instructor = base / "config-students", base / "config-instructor"
     _write(students / "nbgrader_config.py",
            f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
-           f"c.CourseDirectory.course_id = {COURSE_ID!r}\n")
+           f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+           # Submissions readable by their student and the instructor only (autograder/exchange.py, in the kit).
+           'c.ExchangeFactory.submit = "autograder.exchange.PrivateSubmit"\n')
     _write(students / "jupyter_server_config.json", json.dumps(STUDENT_SERVER_CONFIG))
     _write(students / "labconfig" / "page_config.json", json.dumps({"disabledExtensions": STUDENT_DISABLED_LAB}))
     _write(instructor / "nbgrader_config.py",
@@ -128,7 +128,7 @@ def _configs(base, exchange, course):
 
 @pytest.fixture(scope="session")
 def student_venv(hub_prerequisites, kit_venv):
-    """The students' environment: the student kit's fresh venv (tests/kit/conftest.py), where JupyterHub's
+    """The students' environment: the student kit's fresh venv (tests/student_kit.py), where JupyterHub's
     single-user server is installed too (the hub's own version), as on a course's hub."""
     if not (kit_venv / "bin" / "jupyterhub-singleuser").exists():
         done = subprocess.run([str(kit_venv / "bin" / "pip"), "install", "-q",
@@ -176,7 +176,6 @@ def hub(klass):
         environments[student.name] = Environment(klass.student_venv, klass.base / "config-students")
     server = JupyterHub(klass.base / "hub-state", environments)
     server.start()
-    klass.hub = server
     try:
         yield server
     finally:

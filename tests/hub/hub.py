@@ -13,7 +13,6 @@ spawned and its proxy), then every process still left of them.
 import contextlib
 import json
 import os
-import secrets
 import shutil
 import signal
 import subprocess

@@ -101,6 +101,10 @@ def run(klass, hub, browser):
                                                            "penalty": {"per_day_percent": PER_DAY_PERCENT}}}))
         commands = {}
         commands["collect"] = instructor_command(klass, "nbgrader", "collect", ASSIGNMENT)
+        for record in records.values():
+            if not (klass.course / "submitted" / record.account.name / ASSIGNMENT).is_dir():
+                raise AssertionError(f"nbgrader collect collected nothing for {record.account.name}:\n"
+                                     f"{commands['collect'].stderr[-4000:]}")
         commands["grade"] = instructor_command(klass, "autograder", "grade", ASSIGNMENT, "--workers", "0",
                                                settings_path=str(settings_path))
         commands["generate_feedback"] = instructor_command(klass, "nbgrader", "generate_feedback", ASSIGNMENT,
@@ -110,7 +114,7 @@ def run(klass, hub, browser):
         for name, record in records.items():
             page = pages[name][1]
             ui.fetch_feedback(page, ASSIGNMENT)
-            record.feedback_text = ui.read_feedback(page, hub, record.account, ASSIGNMENT)
+            record.feedback_text = ui.read_feedback(page, ASSIGNMENT)
     finally:
         for context, _ in pages.values():
             context.close()

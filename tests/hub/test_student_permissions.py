@@ -8,12 +8,13 @@ symbolic link to the instructor's files) the course's collect refuses (autograde
 
 import datetime
 import json
+import stat
 
 import pytest
 from nbgrader.utils import parse_utc
 
 from autograder.engine import notebooks
-from tests.hub import accounts
+from tests.hub import accounts, ui
 from tests.hub.conftest import COURSE_ID
 from tests.hub.round_trip import ASSIGNMENT, instructor_command
 
@@ -39,8 +40,20 @@ def collected(klass, student):
     return parse_utc((where / "timestamp.txt").read_text()), notebooks.solution_sources(nb)["row_sum"]
 
 
+def submissions_of(klass, student):
+    """The student's own submissions in the exchange (root lists what no student can)."""
+    return sorted(p for p in course_dir(klass, "inbound").iterdir()
+                  if p.name.startswith(student.name + "+") and p.owner() == student.name)
+
+
 def collect_again(klass):
     return instructor_command(klass, "nbgrader", "collect", "--update", ASSIGNMENT).stderr
+
+
+def test_the_hub_refuses_another_students_password(klass, hub, browser):
+    """PAM checks the real accounts' passwords: Bob cannot log in as Alice with his own."""
+    alice, bob = klass.students
+    assert ui.log_in_refused(browser, hub, alice.name, bob.password) == "Invalid username or password"
 
 
 def test_a_student_cannot_list_the_submissions_or_the_feedback(klass, round_trip):
@@ -49,9 +62,24 @@ def test_a_student_cannot_list_the_submissions_or_the_feedback(klass, round_trip
     for sub in ("inbound", "feedback"):
         assert denied(as_student(klass, bob, "ls", course_dir(klass, sub))), sub
     # What is there to find: Alice's two submissions, each under a name with 12 random characters.
-    alice_dirs = sorted(p.name for p in course_dir(klass, "inbound").iterdir() if p.name.startswith(
-        klass.students[0].name + "+"))
+    alice_dirs = [p.name for p in submissions_of(klass, klass.students[0])]
     assert len(alice_dirs) == 2 and all(len(name.rsplit("+", 1)[1]) == 12 for name in alice_dirs)
+
+
+def test_a_student_cannot_read_nor_replace_another_students_submission_even_by_its_name(klass, round_trip):
+    """nbgrader leaves a submission 0777 with its files 0644; the kit's PrivateSubmit gives it to the instructor's
+    group alone (autograder/exchange.py)."""
+    alice, bob = klass.students
+    for submission in submissions_of(klass, alice):
+        info = submission.stat()
+        assert (stat.S_IMODE(info.st_mode), info.st_gid) == (0o770, klass.instructor.gid), submission
+        notebook = submission / f"{ASSIGNMENT}.ipynb"
+        assert stat.S_IMODE(notebook.stat().st_mode) == 0o640
+        assert denied(as_student(klass, bob, "ls", submission))
+        assert denied(as_student(klass, bob, "cat", notebook))
+        assert denied(as_student(klass, bob, "cp", bob.home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", notebook))
+        assert denied(as_student(klass, bob, "rm", "-f", notebook))
+        assert notebook.exists()
 
 
 def test_a_student_cannot_read_another_students_home_nor_the_instructors_course(klass, round_trip):

@@ -130,7 +130,7 @@ def fetch_feedback(page, assignment):
     page.locator(f"{LIST.format('submitted')} a", has_text="view feedback").first.wait_for()
 
 
-def read_feedback(page, hub, account, assignment):
+def read_feedback(page, assignment):
     """(view feedback): the file browser goes to the feedback's folder; open the HTML there as the student
     does (JupyterLab's HTML viewer) and return the text it shows."""
     page.locator(f"{LIST.format('submitted')} a", has_text="view feedback").last.click()

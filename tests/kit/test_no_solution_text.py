@@ -68,7 +68,8 @@ def test_solution_blocks_are_found_and_split():
     blocks = solution_blocks()
     assert {name for name, _, _ in blocks} == {f"{t}.ipynb" for t in notebooks_topics()}
     masked = next(block for name, cell, block in blocks if cell == "masked_mean")
-    assert statements(masked) == ["inside=(x>=low)&(x<=high)", "total=torch.where(inside,x,torch.zeros_like(x)).sum(dim=0)",
+    assert statements(masked) == ["inside=(x>=low)&(x<=high)",
+                                  "total=torch.where(inside,x,torch.zeros_like(x)).sum(dim=0)",
                                   "count=inside.sum(dim=0)", "returntotal/count.clamp(min=1)"]
 
 

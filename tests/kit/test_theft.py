@@ -39,7 +39,8 @@ def ready():
 
 def official_scores(pairs, scratch):
     """``{pair: {item: (score, max_score, message)}}``: each pair graded by the trusted runner in the sandbox (one
-    worker per topic; each pair's cell defines the reference's answers, then the candidate under the exercise's name)."""
+    worker per topic; each pair's cell defines the reference's answers, then the candidate under the exercise's
+    name)."""
     scores, workers = {}, {}
     try:
         for topic, exercise, module, name in pairs:

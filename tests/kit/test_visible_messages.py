@@ -21,10 +21,10 @@ REPO = HERE.parents[1]
 pytestmark = pytest.mark.e2e
 
 
-def _start(package_parent, topics, cwd):
+def _start(package_parent, items, topics, cwd):
     return subprocess.Popen([sys.executable, "-I", "-S", str(HERE / "visible_messages.py"), str(package_parent),
-                             str(REPO), *site.getsitepackages(), "--", *topics], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=cwd)
+                             str(REPO), *site.getsitepackages(), "--", json.dumps(items), *topics],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
 
 
 def _messages(proc):
@@ -40,8 +40,9 @@ def test_visible_messages_through_the_kit_equal_the_full_packages(kit_wheel, tmp
         wheel.extractall(unpacked)
     topics = oracle_topics()
     assert {"operators", "dataloading"} <= set(topics)
-    kit_run, full_run = _start(unpacked, topics, tmp_path), _start(REPO, topics, tmp_path)   # side by side
-    kit, full = _messages(kit_run), _messages(full_run)
+    full = _messages(_start(REPO, None, topics, tmp_path))   # it says which items ask an oracle
+    assert all(full["items"][topic] for topic in topics), full["items"]
+    kit = _messages(_start(unpacked, full["items"], topics, tmp_path))
     assert kit["autograder"] == str(unpacked / "autograder" / "__init__.py") and kit["oracles"] is False
     assert full["autograder"] == str(REPO / "autograder" / "__init__.py") and full["oracles"] is True
     for topic in topics:
@@ -50,4 +51,6 @@ def test_visible_messages_through_the_kit_equal_the_full_packages(kit_wheel, tmp
             assert kit["topics"][topic][label] == messages, (topic, label)
             assert not any("has no expected output" in m for m in messages.values()), (topic, label)
         assert full["topics"][topic]["reference"] == full["topics"][topic]["alternative"] == {}
-        assert len(full["topics"][topic]["stub"]) > 0
+        assert len(full["topics"][topic]["stub"]) == len(full["items"][topic])
+        caught = [label for label, messages in full["topics"][topic].items() if label.startswith("mutant") and messages]
+        assert caught, topic   # mistakes in the exercises these items grade, with their messages compared

@@ -81,7 +81,8 @@ def screen(pairs, indices, *, seed, per_pair_s, total_s, processes=2):
     bounds = [len(indices) * k // processes for k in range(processes + 1)]
     shares = [list(indices[bounds[k]:bounds[k + 1]]) for k in range(processes)]
     with concurrent.futures.ThreadPoolExecutor(processes) as pool:
-        for share in [pool.submit(_screen_share, pairs, order, seed, per_pair_s, deadline) for order in shares if order]:
+        started = [pool.submit(_screen_share, pairs, order, seed, per_pair_s, deadline) for order in shares if order]
+        for share in started:
             verdicts.update(share.result())
     return verdicts
 
@@ -103,7 +104,7 @@ def _screen_share(pairs, order, seed, per_pair_s, deadline):
                 position = _read(proc, verdicts, order, position, per_pair_s, deadline)
             finally:
                 sandbox.stop(proc)
-            assert time.monotonic() < deadline, f"the screen ran out of time at pair {order[min(position, len(order) - 1)]}"
+            assert time.monotonic() < deadline, f"the screen ran out of time ({position} of {len(order)} pairs done)"
     return verdicts
 
 

@@ -1,7 +1,9 @@
-"""Run as ``python -I -S visible_messages.py PACKAGE_PARENT REPO SITE_PACKAGES... -- TOPIC...``: print, as JSON, the
-message of every visible test that fails for the reference, the second solution, the stub and every mutant of each
-topic, graded with the ``autograder`` found in PACKAGE_PARENT (the student kit, or the instructor's package) and
-the tests' submissions from REPO. Items with a clock (their messages carry measured times) are left out."""
+"""Run as ``python -I -S visible_messages.py PACKAGE_PARENT REPO SITE_PACKAGES... -- ITEMS_JSON TOPIC...``: print, as
+JSON, the message of every visible test that fails for the reference, the second solution, the stub and every
+mutant of each topic, graded with the ``autograder`` found in PACKAGE_PARENT (the student kit, or the instructor's
+package) and the tests' submissions from REPO. Only the items named in ``ITEMS_JSON`` (``{topic: [item id]}``) are
+graded; ``null`` there: with the instructor's package, the items whose checks ask an oracle for the reference (the
+only ones whose answers differ between the kit and the package), which the report lists."""
 
 import json
 import sys
@@ -20,9 +22,22 @@ def main(argv):
     from autograder.engine.results import FAILED, GRADER_ERROR, grade_item
     from tests import proving
 
+    from autograder import expected_outputs
+
+    chosen = json.loads(argv[split + 1])
     report = {"autograder": autograder.__file__,
-              "oracles": importlib.util.find_spec("autograder.oracles") is not None, "topics": {}}
-    for topic in argv[split + 1:]:
+              "oracles": importlib.util.find_spec("autograder.oracles") is not None, "topics": {}, "items": {}}
+    for topic in argv[split + 2:]:
+        if chosen is None:
+            reference, asking = proving.reference(topic), []
+            for item in items_of(topic):
+                with expected_outputs.recording() as recorded:
+                    grade_item(item, reference, seed=0, hidden=False)
+                if recorded:
+                    asking.append(item.id)
+            report["items"][topic] = asking
+        else:
+            asking = chosen[topic]
         mutants = importlib.import_module(f"tests.mutants.{topic}").MUTANTS
         submissions = {"reference": (proving.reference(topic), None), "alternative": (proving.alternative(topic), None),
                        "stub": (proving.stub(topic), None)}
@@ -32,7 +47,7 @@ def main(argv):
         for label, (namespace, replaced) in submissions.items():
             failed = {}
             for item in items_of(topic):
-                if "speed" in item.id or (replaced is not None and not replaced & set(item.targets)):
+                if item.id not in asking or (replaced is not None and not replaced & set(item.targets)):
                     continue
                 torch.manual_seed(0)
                 result = grade_item(item, namespace, seed=0, hidden=False)

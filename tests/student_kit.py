@@ -1,4 +1,5 @@
-"""The student kit, built once per session, and a fresh virtual environment with only the kit installed.
+"""Session fixtures (registered in ``tests/conftest.py``, so built once for tests/kit and tests/hub alike): the
+student kit, built once per session, and a fresh virtual environment with only the kit installed.
 
 Both live under one temporary directory of mode 0755 (not pytest's own, which is 0700), so that other users (the
 JupyterHub test's students) can read the notebooks and run the venv's interpreter, kernel and Jupyter. The venv is
