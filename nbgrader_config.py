@@ -13,7 +13,7 @@ from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
 from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
 from autograder.course.lms import CanvasCollector, TimedExtractor
-from autograder.course.trusted_execute import ReplaceGrades, TrustedExecute, TrustedMetadata
+from autograder.course.trusted_execute import RecordedGrades, TrustedExecute, TrustedMetadata
 from autograder.settings import settings
 
 c = get_config()  # noqa: F821 - provided by nbgrader
@@ -28,18 +28,24 @@ c.CourseDirectory.db_url = settings.grading.gradebook_url(HERE)
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # nbgrader's default autograde pipeline, with an Execute that grades the trusted way: no kernel; the student's code
 # in a sandboxed worker, every check in the grader (autograder/course/trusted_execute.py; time limits and the
-# sandbox's limits come from settings.grading). A regrade replaces every earlier score of the submission, manual
-# scores and extra credit included (ReplaceGrades). Late work loses what settings.deadlines says: the due date and the
+# sandbox's limits come from settings.grading). Each run leaves one verdict record: RecordedGrades writes every automatic
+# score from it (never from the cells' outputs) and appends it to grading-records/ (autograder/engine/records.py);
+# an instructor's manual scores and extra credit are kept across regrades. Late work loses what settings.deadlines
+# says: the due date and the
 # student's extension go into the gradebook first, then nbgrader's late-penalty step runs our policy (DeadlinePenalties
 # with the LatePolicy plugin; autograder/course/late.py, docs/deadlines.md).
 c.Autograde.autograde_preprocessors = [
-    {"Execute": TrustedExecute, "SaveAutoGrades": ReplaceGrades, "AssignLatePenalties": DeadlinePenalties}.get(
+    {"Execute": TrustedExecute, "SaveAutoGrades": RecordedGrades, "AssignLatePenalties": DeadlinePenalties}.get(
         step.__name__, step)
     for step in Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
 ]
 c.AssignLatePenalties.plugin_class = LatePolicy
+c.TrustedExecute.course_root = HERE
+c.RecordedGrades.course_root = HERE
 # Before nbgrader reads a submission, every cell's nbgrader metadata is the instructor's (from source/, by grade id);
-# metadata a student wrote or pasted is dropped (TrustedMetadata).
+# metadata a student wrote or pasted is dropped, and a deleted test cell is put back so that its item, graded from the
+# spec whatever the cell says, is scored (TrustedMetadata; nbgrader's own add_missing_cells fails where the cell
+# before it in the source is neither a graded nor a solution cell).
 c.TrustedMetadata.course_root = HERE
 c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
     Autograde.class_traits()["sanitize_preprocessors"].make_dynamic_default())

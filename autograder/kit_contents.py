@@ -1,7 +1,8 @@
 """What the student kit holds, declared once: every module of the ``autograder`` package except the grader-only ones.
 
-Grader-only: ``autograder/oracles/`` (functions that compute an exercise's answer) and the instructor's tools in
-``autograder/course/``, except the few modules a student's ``python -m autograder check <topic> FILE`` runs.
+Grader-only: ``autograder/oracles/`` (functions that compute an exercise's answer), the instructor's tools in
+``autograder/course/`` and the grading engine's grader side in ``autograder/engine/`` (the trusted runner, jobs,
+records), except the few modules a student's ``python -m autograder check <topic> FILE`` runs.
 Everything else (the checks with their messages, the shared machinery, the worker and its sandbox) is the kit:
 what ``python -m autograder kit`` packs into the students' wheel and what the grading sandbox shows to a
 submission (``autograder.trusted.kit_tree``).
@@ -11,8 +12,10 @@ import os
 from pathlib import Path
 
 PACKAGE = "autograder"
-GRADER_ONLY = ("oracles", "course")   # folders of the package that the kit leaves out ...
-STUDENT_COURSE_MODULES = ("__init__.py", "cli.py", "selfcheck.py", "results.py", "notebooks.py")   # ... but these
+GRADER_ONLY = ("oracles", "course", "engine")   # folders of the package that the kit leaves out ...
+STUDENT_MODULES = {"course": ("__init__.py", "cli.py", "selfcheck.py"),                 # ... but these of them
+                   "engine": ("__init__.py", "results.py", "notebooks.py")}
+STUDENT_COURSE_MODULES = STUDENT_MODULES["course"]
 SUFFIXES = (".py",)
 
 
@@ -21,8 +24,8 @@ def in_kit(relative):
     parts = Path(relative).parts
     if not parts or "__pycache__" in parts or not parts[-1].endswith(SUFFIXES):
         return False
-    if parts[0] == "course":
-        return len(parts) == 2 and parts[1] in STUDENT_COURSE_MODULES
+    if parts[0] in STUDENT_MODULES:
+        return len(parts) == 2 and parts[1] in STUDENT_MODULES[parts[0]]
     return parts[0] not in GRADER_ONLY
 
 

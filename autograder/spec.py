@@ -16,6 +16,7 @@ Hidden variants take their ``seed`` at grading time from the grading run's seed
 run's seed is recorded in the grading report, and ``--seed`` reproduces a run.
 """
 
+import contextlib
 import contextvars
 import functools
 import hashlib
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from .errors import CheckFailure
 from .settings import settings
 
-GRADING_ENV = "AUTOGRADER_GRADING"        # set (to "1") wherever an official grade is computed
-SEED_ENV = "AUTOGRADER_GRADING_SEED"      # the grading run's seed for the hidden variants
+GRADING_ENV = "AUTOGRADER_GRADING"        # "1": a process started to compute an official grade (read, never set here)
+SEED_ENV = "AUTOGRADER_GRADING_SEED"      # the seed such a process's hidden variants draw from
 PENDING_GPU = "pending: needs a GPU"      # the first words of a GPU item's message on a machine without one
 
 _REGISTRY = {}                 # module name -> [Item], in the order the checks are defined
@@ -115,13 +116,40 @@ def current_check():
 
 # ------------------------------------------------------------------ the grading run
 
+@dataclass(frozen=True)
+class GradingRun:
+    """The grading run a block of this process belongs to: passed down explicitly by :func:`grading_run`, never
+    through the environment."""
+
+    official: bool = True       # an official grade: a GPU item without a GPU is pending (``gpu_unavailable``)
+    seed: int | None = None     # the hidden variants' seed; None: the process's own
+
+
+_RUN = contextvars.ContextVar("autograder_grading_run", default=None)
+
+
+@contextlib.contextmanager
+def grading_run(*, official=True, seed=None):
+    """Grade the block as :class:`GradingRun` ``(official, seed)`` (the trusted grader, ``check``); restored after."""
+    token = _RUN.set(GradingRun(official, seed))
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
 def grading():
-    """Whether this process computes an official grade (set by the grader and nbgrader's config)."""
-    return os.environ.get(GRADING_ENV) == "1"
+    """Whether this block computes an official grade: inside :func:`grading_run`, else when the process was started
+    as one (``AUTOGRADER_GRADING=1`` in its environment, e.g. a kernel that nbgrader runs)."""
+    run = _RUN.get()
+    return run.official if run is not None else os.environ.get(GRADING_ENV) == "1"
 
 
 def run_seed():
-    """The grading run's seed: from the environment when the grader set it, else this process's own."""
+    """The grading run's seed: :func:`grading_run`'s, else the one the process was started with, else its own."""
+    run = _RUN.get()
+    if run is not None and run.seed is not None:
+        return run.seed
     value = os.environ.get(SEED_ENV)
     return int(value) if value else _PROCESS_SEED
 

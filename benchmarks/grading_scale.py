@@ -34,10 +34,10 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.course import notebooks  # noqa: E402
+from autograder.engine import notebooks  # noqa: E402
 from autograder.course.build import generate_assignments, scratch_course  # noqa: E402
 from autograder.course.demo import _fill, buggy_cells  # noqa: E402
-from autograder.course.grading import grade_all  # noqa: E402
+from autograder.course.grade import grade_all  # noqa: E402
 from tests.dask_processes import dask_processes  # noqa: E402
 
 HOSTILE = {

@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.course import notebooks  # noqa: E402
+from autograder.engine import notebooks  # noqa: E402
 from autograder.course.build import generate_assignments, scratch_course, topics  # noqa: E402
 from autograder.course.demo import _fill  # noqa: E402
-from autograder.course.grading import grade_all  # noqa: E402
+from autograder.course.grade import grade_all  # noqa: E402
 
 
 def one_class(work, names):
@@ -40,19 +40,19 @@ def one_class(work, names):
 
 def split_of(topic, sandbox):
     """Seconds to start a worker, to run the reference notebook's cells, and to run the checks."""
-    from autograder.course.trusted_runner import (NotebookWorker, RemoteNamespace, grade_item, launcher_from_settings,
-                                                  notebook_cells, unsandboxed_launcher)
+    from autograder.engine.trusted_runner import (NotebookWorker, RemoteNamespace, grade_item, launcher_for,
+                                                  unsandboxed_launcher)
     from autograder.checks import items_of
 
     os.environ["AUTOGRADER_GRADING"] = "1"
-    launcher = launcher_from_settings() if sandbox else unsandboxed_launcher
+    launcher = launcher_for(True) if sandbox else unsandboxed_launcher
     nb = notebooks.read(ROOT / "source" / topic / f"{topic}.ipynb")
     with tempfile.TemporaryDirectory() as scratch:
         started = time.perf_counter()
         worker = NotebookWorker([], launcher, scratch)
         worker.live().request("cell", "pass", timeout=300)
         start_s = time.perf_counter() - started
-        worker.cells = notebook_cells(nb, topic)
+        worker.cells = notebooks.code_cells(nb, topic)
         started = time.perf_counter()
         for _, source in worker.cells:
             worker.session.request("cell", source, timeout=300)

@@ -19,7 +19,7 @@ def dask_processes(scratch, workers=2, gpu_workers=0, memory_limit="8GiB"):
     dask = str(Path(sys.executable).parent / "dask")
     file = Path(scratch) / "scheduler.json"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1")  # as batch.SCHEDULER_CONFIG
+    env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1")  # as executors.SCHEDULER_CONFIG
     procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                                "--scheduler-file", str(file)], env=env, **quiet)]
     try:

@@ -7,9 +7,9 @@ from pathlib import Path
 import torch
 
 from autograder.checks import items_of
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.selfcheck import exec_source
-from autograder.course.results import FAILED, grade_item, grade_items
+from autograder.engine.results import FAILED, GRADER_ERROR, grade_item, grade_items
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,14 +47,21 @@ def failing(topic, namespace, seed=0, **overrides):
     """``{check name: message}`` for every item of ``topic`` that fails on ``namespace``, every variant run
     (the hidden ones with the grading-run seed ``seed``), exactly as grading does."""
     torch.manual_seed(0)
-    return {r.check: r.message for r in grade_items(topic, namespace, seed=seed, **overrides) if r.status == FAILED}
+    return not_passed(grade_items(topic, namespace, seed=seed, **overrides))
+
+
+def not_passed(results):
+    """``{check name: message}`` of the results that failed; a grader error counts (the check itself raised: its
+    traceback is the message), so that no proof passes on a check that crashed."""
+    return {r.check: r.message if r.status == FAILED else f"GRADER ERROR: {r.detail}"
+            for r in results if r.status in (FAILED, GRADER_ERROR)}
 
 
 def failing_among(topic, namespace, names, seed=0):
     """Like :func:`failing`, grading only the items whose checks are named in ``names``."""
     torch.manual_seed(0)
     results = [grade_item(item, namespace, seed=seed) for item in items_of(topic) if item.name in names]
-    return {r.check: r.message for r in results if r.status == FAILED}
+    return not_passed(results)
 
 
 def run_check(check, namespace, **kwargs):

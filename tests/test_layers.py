@@ -1,7 +1,10 @@
-"""Dependencies run one way: ``course/`` above ``checks/`` above the shared machinery.
+"""Dependencies run one way: ``course/`` (the instructor's tools) above ``engine/`` (the grading engine) above
+``checks/`` above the shared machinery, and the import graph has no cycle.
 
-No topic imports a sibling topic, shared machinery imports neither checks nor course tools, shipped
+No topic imports a sibling topic, shared machinery imports neither checks nor engine nor course tools, the engine
+imports nothing of nbgrader, Dask, traitlets or the command line (a grading worker imports it alone), shipped
 code never reaches into ``tests/`` (nor imports ``solutions/``), and no module uses another's private names.
+Every import counts, those inside functions too.
 """
 
 import ast
@@ -43,6 +46,8 @@ def imports(path):
 def layer(module):
     if module.startswith("autograder.course") or module == "autograder.__main__":   # the command line
         return "course"
+    if module.startswith("autograder.engine"):
+        return "engine"
     if module.startswith("autograder.checks"):
         return "checks"
     return "shared"
@@ -53,7 +58,8 @@ def topic_of(module):
     return parts[2] if len(parts) > 2 and parts[1] == "checks" else None
 
 
-RANK = {"shared": 0, "checks": 1, "course": 2}
+RANK = {"shared": 0, "checks": 1, "engine": 2, "course": 3}
+TOOLS = ("nbgrader", "dask", "distributed", "traitlets", "argparse", "nbconvert", "jupyter_server", "tqdm")
 
 
 @pytest.mark.quick
@@ -89,3 +95,76 @@ def test_shipped_code_never_reads_the_kits_tests():
             if any(isinstance(n, ast.Constant) and n.value == "tests" for n in joined) or (
                     isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("tests/")):
                 pytest.fail(f"{path.relative_to(PACKAGE)} reaches into the tests folder")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("path", [p for p in MODULES if layer(dotted(p)) == "engine"],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_engine_imports_no_tool(path):
+    """A grading worker imports the engine with torch and nothing else of the instructor's: no nbgrader, Dask,
+    traitlets or command-line module, and nothing of ``autograder.course``."""
+    for module, _ in imports(path):
+        assert module.split(".")[0] not in TOOLS, f"{dotted(path)} imports {module}"
+        assert layer(module) != "course", f"{dotted(path)} imports the tool {module}"
+
+
+def import_graph():
+    """``{module: {autograder modules it imports}}`` over the package, every import (inside functions too)."""
+    known = {dotted(p) for p in MODULES}
+
+    def edges(path):
+        found = set()
+        for module, names in imports(path):
+            if names and all(f"{module}.{n}" in known for n in names):
+                continue    # `from . import probes` imports the module probes, not its package's own code
+            if module in known and module != dotted(path):
+                found.add(module)
+        return found
+
+    return {dotted(p): edges(p) for p in MODULES}
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.mark.quick
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"d"}, "d": {"c"}}) == [["c", "d"]]
+    assert cycles({"a": {"b"}, "b": {"c"}}) == []
+
+
+@pytest.mark.quick
+def test_no_import_cycle():
+    """No module imports, directly or through others, one that imports it (``course.batch`` and ``course.grading``
+    once did, each inside functions)."""
+    assert cycles(import_graph()) == []
+

@@ -114,7 +114,7 @@ def softmax_shifting_the_callers_logits(logits, dim=-1):
 
 
 def test_a_function_that_changes_its_input_in_place_is_named_and_loses_points():
-    from autograder.course.results import grade_items
+    from autograder.engine.results import grade_items
     from tests.proving import with_replacements
 
     results = grade_items("stability", with_replacements("stability", {

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import notebooks
+from ..engine import notebooks
 
 
 def topics(course):

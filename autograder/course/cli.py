@@ -98,7 +98,8 @@ def main(argv=None):
     except ModuleNotFoundError as error:   # in the student kit, which has only the tools `check` needs
         from ..kit_contents import in_kit
         module = (error.name or "").split(".")
-        if module[:2] != ["autograder", "course"] or in_kit("/".join(module[1:]) + ".py"):
+        grader_side = module[:2] in (["autograder", "course"], ["autograder", "engine"])
+        if not grader_side or in_kit("/".join(module[1:]) + ".py"):
             raise
         print(f"`python -m autograder {args.command}` needs {error.name}, an instructor's tool that the student kit "
               "does not hold (it has `python -m autograder check TOPIC FILE`, without --trusted).", file=sys.stderr)
@@ -123,7 +124,8 @@ def _run(parser, args):
         return 0
     if args.command == "grade":
         from .build import topics
-        from .grading import grade_all, load_report
+        from .grade import grade_all
+        from .grading import load_report
         from .report import print_gradebook
         assignments = args.assignments or topics(args.course)
         results = grade_all(args.course, assignments, args.student, seed=args.seed, only_pending=args.pending,
@@ -131,7 +133,7 @@ def _run(parser, args):
                             force=args.force)
         students = sorted({r.student for r in results})
         print_gradebook(assignments, students, load_report(args.course))
-        return 0
+        return 3 if any(r.grader_errors for r in results) else 0   # the grader's own failure: see its summary
     if args.command == "export":
         from .build import topics
         from .export import export_csv, export_gradescope

@@ -16,9 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import notebooks
+from ..engine import notebooks
 from .build import generate_assignments, nbgrader, scratch_course, topics
-from .grading import grade_all, load_report
+from .grade import grade_all
+from .grading import load_report
 from .report import print_gradebook
 
 STUDENTS = ("reference", "untouched", "buggy", "mangled")

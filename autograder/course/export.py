@@ -1,8 +1,10 @@
 """Export grades: CSV (one table per assignment, or one wide table), and Gradescope's ``results.json``.
 
-Scores, pending GPU items and each check's message come from the grading report (which
-mirrors nbgrader's gradebook and adds what nbgrader does not keep); item names and
-points come from the grading spec, so a missing submission shows its full maximum.
+Scores come from nbgrader's gradebook as it stands (manual scores and extra credit included), pending GPU items,
+grader errors and each check's message from the verdict record in force (``current_grades``, through
+``grading.save_report``, which writes ``grading-report.json`` afresh: an export leaves the snapshot equal to it);
+item names and points come from the grading spec, so a missing submission shows its full
+maximum.
 """
 
 import csv
@@ -10,7 +12,7 @@ import json
 from pathlib import Path
 
 from ..checks import items_of, max_points
-from .grading import load_report, points, score_after_penalty
+from .grading import points, save_report, score_after_penalty
 
 # score: the points earned, before any late penalty; late_penalty: the points taken for lateness (nbgrader's);
 # total: what counts, score - late_penalty
@@ -23,6 +25,8 @@ def _records(report, assignment):
 
 
 def _item_cell(record, item):
+    if item.id in record.get("grader_errors", []):
+        return "grader error"
     if item.id in record.get("pending", []):
         return "pending"
     grades = record.get("grades", {})
@@ -35,7 +39,7 @@ def export_assignment_csv(course, path, assignment):
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(STATUS_COLUMNS + [item.id for item in items])
-        for record in _records(load_report(course), assignment):
+        for record in _records(save_report(course), assignment):
             score, _ = points(record.get("grades", {}))
             problems = record.get("problems", []) if record["status"] != "missing" else []
             writer.writerow([record["student"], record["status"], f"{score:g}", f"{max_points(assignment):g}",
@@ -50,7 +54,7 @@ def export_assignment_csv(course, path, assignment):
 def export_wide_csv(course, path, assignments):
     """One row per student: each assignment's score after any late penalty (``pending`` noted), and the total out of
     the course maximum."""
-    report = load_report(course)
+    report = save_report(course)
     students = sorted({record["student"] for record in report.values()})
     possible = sum(max_points(a) for a in assignments)
     with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -84,13 +88,18 @@ def gradescope_results(record, assignment):
         score, maximum = grades.get(item.id, [0.0, item.points])
         if item.id in record.get("pending", []):
             status = "pending"
+        elif item.id in record.get("grader_errors", []):
+            status = "grader error"
         else:
             status = "passed" if maximum and score >= maximum else "failed"
         entry = {"name": item.id, "score": score, "max_score": maximum,
-                 "status": "failed" if status == "pending" else status}
+                 "status": "passed" if status == "passed" else "failed"}
         if status == "pending":
             entry["output"] = messages.get(item.id, "pending: needs a GPU")
             entry["tags"] = ["pending: needs a GPU"]
+        elif status == "grader error":     # the grader's problem, not the student's: the record's neutral message
+            entry["output"] = messages.get(item.id, "")
+            entry["tags"] = ["grader error: to be regraded"]
         elif item.id in messages:
             entry["output"] = messages[item.id]
         elif record.get("status") == "missing":
@@ -114,7 +123,7 @@ def gradescope_results(record, assignment):
 def export_gradescope(course, out_dir, assignments):
     """Write ``out_dir/<student>/<assignment>/results.json`` for every recorded submission."""
     written = []
-    report = load_report(course)
+    report = save_report(course)
     for key in sorted(report):
         student, assignment = key.split("/")
         if assignment not in assignments:

@@ -1,14 +1,15 @@
-"""Batch grading with nbgrader: validate, autograde with limits, read the gradebook, keep every record.
+"""Grading submissions with nbgrader: validate, autograde with limits, keep every record.
 
 Each submission (one student's notebook for one assignment) is checked before
-nbgrader sees it (size, readable JSON, graded cells present) and then autograded
-by nbgrader's own autograde, called in this process: its Execute step is
-``TrustedExecute``, which runs the student's code in a sandboxed worker with
-limits and deadlines and every check here, so a hanging or memory-hungry
-submission costs its own points and nothing else. Every record (scores per
-graded item, pending GPU items, the check messages, the problems found, the
-hidden-test seed, whether it was sandboxed) is written to ``grading-report.json``
-in the course directory, atomically, by this process alone.
+nbgrader sees it (size, readable JSON) and then autograded by nbgrader's own
+autograde, called in this process: its Execute step is ``TrustedExecute``, which
+runs the student's code in a sandboxed worker with limits and deadlines and every
+check here, so a hanging or memory-hungry submission costs its own points and
+nothing else; its ``RecordedGrades`` step writes the gradebook from the run's
+verdict record and appends the record to ``grading-records/`` (``records``). A
+submission that could not be graded (or was not submitted) gets a record saying
+so, written here. ``grading-report.json`` is a snapshot of the grades in force
+(``current_grades``), written at the end of a batch; ``load_report`` reads them live.
 """
 
 import json
@@ -17,26 +18,21 @@ import re
 import tempfile
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..checks import items_of
+from ..engine import notebooks
+from ..engine.jobs import deleted_cells_problem
+from ..engine.records import RecordStore, new_record, who
 from ..settings import settings
-from ..spec import SEED_ENV, new_run_seed
-from . import notebooks
-from .build import generate_assignments, topics
-from .trusted_execute import replaying
-from .trusted_runner import NO_SANDBOX_ENV, TRUSTED_PROBLEM
+from ..spec import new_run_seed
+from .current_grades import current, zero_grades
 
 
 def points(grades):
     """``(score, max_score)`` summed over ``{item: [score, max_score]}``."""
     return sum(s for s, _ in grades.values()), sum(m for _, m in grades.values())
-
-
-def zero_grades(assignment):
-    """``{item: [0, points]}`` for every graded item of ``assignment``: what a missing or failed submission gets."""
-    return {item.id: [0.0, item.points] for item in items_of(assignment)}
 
 
 @dataclass
@@ -45,10 +41,18 @@ class SubmissionResult:
     assignment: str
     status: str = "graded"      # "graded", "error" (nbgrader could not grade it) or "missing"
     problems: list = field(default_factory=list)   # what was wrong with the submission, for people
-    grades: dict = field(default_factory=dict)     # {item id: [score, max_score]}
+    grades: dict = field(default_factory=dict)     # {item id: [score, max_score]}: the gradebook's current scores
     pending: list = field(default_factory=list)    # item ids waiting for a machine with a GPU (0 points until then)
     messages: dict = field(default_factory=dict)   # {item id: the check's message} for each item that did not pass
-    seed: int | None = None     # the hidden variants' seed of the grading run (AUTOGRADER_GRADING_SEED reproduces it)
+    grader_errors: list = field(default_factory=list)   # item ids the grader's own code failed on (0 until regraded)
+    under_review: list = field(default_factory=list)    # item ids an instructor decides
+    changes: list = field(default_factory=list)    # [{"item", "old", "new", ...}]: automatic scores this run changed
+    notes: dict = field(default_factory=dict)      # {item id: how it was graded} (a deleted test cell: from the spec)
+    manual: dict = field(default_factory=dict)     # {item id: the instructor's manual score}, kept across regrades
+    extra_credit: dict = field(default_factory=dict)   # {item id: the instructor's extra credit}, kept too
+    graded_by: str = ""         # how and by whom the record in force was graded
+    graded_at: str = ""         # when (ISO 8601, UTC)
+    seed: int | None = None     # the hidden variants' seed of the grading run (`grade --seed N` reproduces it)
     sandboxed: bool = True      # False when graded with --no-sandbox (students' code ran unconfined)
     seconds: float = 0.0
     digest: str = ""            # the content hash it was graded for (the notebook, the checks, the settings)
@@ -101,7 +105,7 @@ def inspect_submission(course, student, assignment):
     present = set(notebooks.graded_test_ids(nb))
     deleted = [item.cell_id for item in items_of(assignment) if item.cell_id not in present]
     if deleted:
-        return "graded", [f"{path.name}: graded cells deleted (they score 0): {', '.join(deleted)}"]
+        return "graded", [deleted_cells_problem(path.name, deleted)]
     return "graded", []
 
 
@@ -119,8 +123,8 @@ def read_grades(course, student, assignment):
 
 
 def zero_gradebook(course, student, assignment):
-    """Every score of the submission in nbgrader's gradebook set to 0 (manual scores and extra credit cleared), so
-    that no earlier score outlives a submission that could not be graded."""
+    """Every automatic score of the submission in nbgrader's gradebook set to 0, so that no earlier automatic score
+    outlives a submission that could not be graded; an instructor's manual scores and extra credit are kept."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
@@ -131,83 +135,84 @@ def zero_gradebook(course, student, assignment):
         for nb in submission.notebooks:
             nb.late_submission_penalty = None
             for grade in nb.grades:
-                grade.auto_score, grade.manual_score, grade.extra_credit = 0.0, None, None
+                grade.auto_score = 0.0
         gradebook.db.commit()
 
 
-def check_outputs(course, student, assignment):
-    """``({item id: message}, [pending item ids])`` from the error outputs of the autograded notebook."""
-    path = Path(course) / "autograded" / student / assignment / f"{assignment}.ipynb"
-    try:
-        nb = notebooks.read(path)
-    except notebooks.NotebookError:
-        return {}, []
-    messages, pending = {}, []
-    for cell in nb["cells"]:
-        if not notebooks.is_graded_test(cell):
-            continue
-        item_id = notebooks.grade_id(cell).removeprefix("test_")
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                messages[item_id] = f"{output.get('ename')}: {output.get('evalue')}"
-                if output.get("ename") == "PendingGPU":
-                    pending.append(item_id)
-    return messages, pending
+def result_of(entry):
+    """A :class:`SubmissionResult` from an entry of the grades in force (``current_grades``)."""
+    names = {f.name for f in fields(SubmissionResult)}
+    return SubmissionResult(**{k: v for k, v in entry.items() if k in names})
 
 
-def autograde(course, student, assignment, seed=None, sandbox=True, done=None):
-    """Autograde one submission; never raises for a bad submission. ``done``: its result graded elsewhere
-    (``jobs.grade_job``), which nbgrader's autograde writes instead of grading the notebook here."""
+def result_now(course, student, assignment):
+    """The submission's result as the record store and the gradebook have it now (None: no record)."""
+    from nbgrader.api import Gradebook
+
+    from .current_grades import entry_of, gradebook_scores, settled_or
+
+    record = RecordStore(course).latest(student, assignment)
+    if record is None:
+        return None
+    with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
+        scores, late = gradebook_scores(gradebook, student, assignment)
+    return result_of(entry_of(record, scores, settled_or(late, RecordStore(course).lateness(student, assignment))))
+
+
+def autograde(course, student, assignment, seed=None, sandbox=True, replay=False, graded_by="python -m autograder "
+              "grade"):
+    """Autograde one submission with nbgrader (its record appended to the store); never raises for a bad
+    submission. ``replay``: record the worker's result kept in ``grading-results/`` (the batch graded it)."""
     started = time.perf_counter()
     status, problems = inspect_submission(course, student, assignment)
-    result = SubmissionResult(student, assignment, status, list(problems), seed=seed, sandboxed=sandbox)
     if status == "missing":
-        result.grades = zero_grades(assignment)
-        return result
-    failed = False
-    if not (status == "error" and _refused(problems)):      # over the size limit: nbgrader never reads it
-        replaying(assignment, student, done)
-        try:
-            failed = _autograde_here(course, student, assignment, seed, sandbox, result)
-        finally:
-            replaying(assignment, student, None)
-    if failed:
-        result.status = "error"
-    if failed or status == "error":
-        # never a stale score from an earlier run: an ungraded submission scores 0, and the problem says why
-        result.grades = zero_grades(assignment)
-        zero_gradebook(course, student, assignment)
-    else:
-        result.grades = read_grades(course, student, assignment) or zero_grades(assignment)
-        result.messages, result.pending = check_outputs(course, student, assignment)
-        settle_lateness(course, result)
+        return record_missing(course, student, assignment, seed, sandbox)
+    if status == "error" and _refused(problems):      # over the size limit: nbgrader never reads it
+        return record_error(course, student, assignment, problems, seed, sandbox)
+    store = RecordStore(course)
+    before = len(store.history(student, assignment))
+    failure = _autograde_here(course, student, assignment, seed, sandbox, replay, graded_by)
+    if failure is None and len(store.history(student, assignment)) == before:
+        failure = ("nbgrader's autograde left no verdict record: its trusted steps did not run (does the course's "
+                   "nbgrader_config.py load?)")
+    if status == "error":       # unreadable: nbgrader's failure on it adds nothing to the reason already found
+        return record_error(course, student, assignment, problems, seed, sandbox)
+    if failure is not None:
+        return record_error(course, student, assignment, problems + [failure], seed, sandbox)
+    settle_lateness(course, student, assignment)
+    result = result_now(course, student, assignment)
+    result.problems = list(dict.fromkeys(problems + result.problems))
     result.seconds = time.perf_counter() - started
     return result
 
 
-def settle_lateness(course, result):
-    """``result`` with its lateness from nbgrader's gradebook, brought up to date with the deadlines in force and
-    its ``timestamp.txt`` first (``late.settle``); a graded result kept from an earlier run gets it too."""
+def settle_lateness(course, student, assignment):
+    """The submission's lateness in nbgrader's gradebook brought up to date with the deadlines in force and its
+    ``timestamp.txt`` (``late.settle``); a problem when they cannot be read, else None."""
     from .late import DeadlineError, settle
 
-    if result.status != "graded":
-        return result
     try:
-        found = settle(settings.grading.gradebook_url(course), course, result.student, result.assignment)
+        found = settle(settings.grading.gradebook_url(course), course, student, assignment)
     except DeadlineError as error:
-        result.problems = [*result.problems, f"lateness not applied: {error}"]
-        return result
-    for name, value in found.items():
-        setattr(result, name, value)
-    return result
+        return f"lateness not applied: {error}"
+    RecordStore(course).set_lateness(student, assignment, found)
+    return None
 
 
-def record_error(course, student, assignment, problems, seed, sandbox):
-    """A submission that could not be graded (its grader failed or died): 0 for every item, in the gradebook too,
-    and the reason."""
+def record_error(course, student, assignment, problems, seed, sandbox, graded_by="python -m autograder grade"):
+    """A submission that could not be graded (its grader failed or died): a record that says why, 0 for every item's
+    automatic score (in the gradebook too; an instructor's manual scores stay)."""
     zero_gradebook(course, student, assignment)
-    return SubmissionResult(student, assignment, "error", list(problems), zero_grades(assignment), seed=seed,
-                            sandboxed=sandbox)
+    RecordStore(course).append(new_record(student, assignment, status="error", seed=seed, sandboxed=sandbox,
+                                          graded_by=who(graded_by), problems=problems))
+    return result_now(course, student, assignment)
+
+
+def record_missing(course, student, assignment, seed, sandbox, graded_by="python -m autograder grade"):
+    """Nothing submitted: a record that says so (0 of the assignment's points)."""
+    RecordStore(course).append(new_record(student, assignment, status="missing", seed=seed, sandboxed=sandbox,
+                                          graded_by=who(graded_by)))
+    return result_now(course, student, assignment)
 
 
 def _refused(problems):
@@ -217,57 +222,36 @@ def _refused(problems):
 _APIS = {}
 
 
-def nbgrader_api(course):
-    """nbgrader's API for ``course``, configured by its ``nbgrader_config.py``; one per course and process."""
+def nbgrader_api(course, seed=-1, sandbox=True, replay=False, graded_by="python -m autograder grade"):
+    """nbgrader's API for ``course``, configured by its ``nbgrader_config.py`` and, for this run, the trusted
+    grader's own options (``TrustedExecute``'s seed, sandbox, replay and ``graded_by``): no environment variable
+    or module-level value carries them. One per course and options, in this process."""
     from nbgrader.apps.api import NbGraderAPI
     from traitlets.config.loader import PyFileConfigLoader
 
     root = str(Path(course).resolve())
-    if root not in _APIS:
+    key = (root, int(seed), bool(sandbox), bool(replay), graded_by)
+    if key not in _APIS:
         config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
         config.CourseDirectory.root = root
-        _APIS[root] = NbGraderAPI(config=config)
-    return _APIS[root]
+        config.TrustedExecute.seed = int(seed)
+        config.TrustedExecute.sandbox = bool(sandbox)
+        config.TrustedExecute.replay = bool(replay)
+        config.TrustedExecute.graded_by = graded_by
+        _APIS[key] = NbGraderAPI(config=config)
+    return _APIS[key]
 
 
-def _autograde_here(course, student, assignment, seed, sandbox, result):
-    """nbgrader's autograde in this process: no student code runs here (TrustedExecute sends it to a sandboxed
-    worker, whose deadlines and limits bound its time and memory), so nbgrader and torch load once per batch."""
-    saved = {key: os.environ.get(key) for key in (SEED_ENV, NO_SANDBOX_ENV)}
-    os.environ[SEED_ENV] = str(seed if seed is not None else new_run_seed())
-    if sandbox:
-        os.environ.pop(NO_SANDBOX_ENV, None)
-    else:
-        os.environ[NO_SANDBOX_ENV] = "1"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # nbgrader's SQLAlchemy warnings are not the student's problem
-            outcome = nbgrader_api(course).autograde(assignment, student, force=True, create=True)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    log = outcome.get("log") or ""
-    result.problems += _problems_in_log(log)
-    if not outcome.get("success") and result.status != "error":
-        result.problems.append("nbgrader autograde failed: " + nbgrader_cause(log + (outcome.get("error") or "")))
-        return True
-    return False
-
-
-def _problems_in_log(log):
-    """What nbgrader's log says went wrong with a submission that it still graded."""
-    found = []
-    if "Exception while loading config file" in log:
-        found.append("nbgrader_config.py failed to load (grading ran with nbgrader's defaults): fix the course config")
-    for cell in re.findall(r"Kernel died in cell (\d+)", log):
-        found.append(f"the kernel died in cell {cell} (crash or out of memory); a fresh kernel ran the cells after it")
-    found += [line.split(TRUSTED_PROBLEM, 1)[1].strip() for line in log.splitlines() if TRUSTED_PROBLEM in line]
-    if "CellTimeoutError" in log or "Timeout waiting for execute reply" in log or "Cell execution timed out" in log:
-        found.append(f"a cell ran longer than {settings.grading.cell_timeout_s} s and was stopped")
-    return found
+def _autograde_here(course, student, assignment, seed, sandbox, replay, graded_by):
+    """nbgrader's autograde in this process (no student code runs here: TrustedExecute sends it to a sandboxed
+    worker), so nbgrader and torch load once per batch; why it failed, or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # nbgrader's SQLAlchemy warnings are not the student's problem
+        outcome = nbgrader_api(course, seed if seed is not None else new_run_seed(), sandbox, replay,
+                               graded_by).autograde(assignment, student, force=True, create=True)
+    if not outcome.get("success"):
+        return "nbgrader autograde failed: " + nbgrader_cause((outcome.get("log") or "") + (outcome.get("error") or ""))
+    return None
 
 
 _GENERIC = ("Please see the", "There was an error processing files", "nbgrader autograde failed")
@@ -284,82 +268,22 @@ def nbgrader_cause(text):
     return (raised or errors or lines or ["(no output)"])[-1][:300]
 
 
-def submissions(course, assignments=None, students=None):
-    """``(student, assignment)`` pairs, every student under ``submitted/`` (or given) with every assignment,
-    submitted or not (a missing one is recorded as missing, with 0), in a stable order."""
-    root = Path(course) / "submitted"
-    assignments = assignments or topics(course)
-    found = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.exists() else []
-    students = students or found
-    return [(s, a) for s in students for a in assignments]
-
-
-def register_assignments(course, assignments):
-    """Put each assignment in the course's gradebook as ``source/`` defines it now (nbgrader's generate_assignment):
-    autograde restores the test cells, hidden tests included, from there; with its due date from the settings."""
-    from nbgrader.api import Gradebook
-
-    from .late import write_due_date
-
-    for _ in generate_assignments(course, assignments):
-        pass
-    with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
-        for assignment in assignments:
-            write_due_date(gradebook, assignment)
-
-
-def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False, sandbox=True,
-              workers=0, scheduler=None, force=False):
-    """Autograde every submission (``autograder.course.batch``), with progress; returns a result per submission.
-
-    ``seed`` is the hidden variants' seed for the run (a new one by default; it is recorded). ``workers``: 0 grades
-    in this process; N on a local Dask cluster of N processes (None: one per core); ``scheduler``: on the Dask
-    cluster at that address. A submission recorded before with the same content hash (notebook, checks and
-    settings) is kept unless ``force``. With ``only_pending``, only the submissions with items waiting for a GPU.
-    """
-    from ..checks import TOPICS
-    from .batch import grade_batch
-    from .late import check_deadlines
-
-    assignments = assignments or topics(course)
-    known = list(TOPICS) + [a for a in assignments if a not in TOPICS]
-    for warning in check_deadlines(known):      # a bad date stops here (DeadlineError), before grading anything
-        if progress:
-            progress(f"warning: {warning}")
-    pairs = submissions(course, assignments, students)
-    seed = new_run_seed() if seed is None else seed
-    if sandbox and not scheduler:
-        from ..trusted.sandbox import probe
-
-        probe()   # no sandbox here: stop before grading anything, with what to install or allow (SandboxUnavailable)
-    return grade_batch(course, pairs, seed=seed, sandbox=sandbox, progress=progress, workers=workers,
-                       scheduler=scheduler, force=force, only_pending=only_pending,
-                       register=lambda: register_assignments(course, sorted({a for _, a in pairs},
-                                                                            key=assignments.index)))
-
-
 REPORT = "grading-report.json"
 
 
-def save_report(course, results):
-    """Merge ``results`` into the course's grading report (one record per student and assignment), atomically:
-    the file is always either the old report or the new one."""
+def save_report(course):
+    """Write ``grading-report.json``: a snapshot of the grades in force (``current_grades.current``), atomically:
+    the file is always either the old snapshot or the new one."""
     path = Path(course) / REPORT
-    records = load_report(course)
-    for result in results:
-        records[f"{result.student}/{result.assignment}"] = asdict(result)
+    records = current(course)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grading-report-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(records, out, indent=1, sort_keys=True)
     os.replace(tmp, path)
+    return records
 
 
 def load_report(course):
-    path = Path(course) / REPORT
-    if not path.exists():
-        return {}
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise RuntimeError(f"{path} is not valid JSON ({error}); regrade to rewrite it") from None
-    return records if isinstance(records, dict) else {}
+    """The grades in force, ``{"student/assignment": entry}`` (``current_grades``): the record store's records in force
+    with the gradebook's current scores."""
+    return current(course)

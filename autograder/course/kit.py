@@ -21,7 +21,7 @@ from .. import expected_outputs, kit_contents
 from ..checks import items_of
 from ..trusted.kit_tree import PACKAGE_DIR
 from .build import topics
-from .results import FAILED, grade_item
+from ..engine.results import FAILED, grade_item
 from .selfcheck import exec_source
 
 DISTRIBUTION = "effective-pytorch-lab-kit"

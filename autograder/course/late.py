@@ -239,10 +239,18 @@ def settle(gradebook_url, course, student, assignment):
         for notebook in submission.notebooks:
             notebook.late_submission_penalty = lateness(notebook.score, seconds).points if seconds > 0 else None
         gradebook.db.commit()
-        score = sum(notebook.score for notebook in submission.notebooks)
-        late = lateness(score, seconds)
-        late.points = round(float(submission.late_submission_penalty or 0.0), 6)   # nbgrader's sum, as it shows
-        return lateness_fields(submission.timestamp, submission.duedate, seconds, late)
+        return submission_lateness(submission)
+
+
+def submission_lateness(submission):
+    """The lateness fields of a record from nbgrader's gradebook as it stands (a ``SubmittedAssignment``)."""
+    seconds = submission.total_seconds_late
+    score = sum(notebook.score for notebook in submission.notebooks)
+    late = lateness(score, seconds)
+    late.points = round(float(submission.late_submission_penalty or 0.0), 6)   # nbgrader's sum, as it shows
+    if score > 0:       # the percent the gradebook's penalty stands for (the policy in force when it was set)
+        late.percent = round(late.points / score * 100, 4)
+    return lateness_fields(submission.timestamp, submission.duedate, seconds, late)
 
 
 def lateness_fields(timestamp, due, seconds, late):

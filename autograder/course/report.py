@@ -1,6 +1,7 @@
 """The gradebook as people read it: a student x assignment table, then each graded item's points.
 
-Everything comes from the grading report and the grading spec: an assignment a student did
+Everything comes from the grades in force (``grading.load_report``: the verdict records with the gradebook's
+current scores) and the grading spec: an assignment a student did
 not submit counts 0 out of its full points, so every total is out of the course's maximum.
 """
 
@@ -16,7 +17,8 @@ def _cell(record, assignment):
         return f"missing 0/{max_points(assignment):g}"
     if record["status"] == "error":
         return f"ERROR {score:g}/{maximum:g}"
-    marks = (" !" if record.get("problems") else "") + (" (GPU pending)" if record.get("pending") else "")
+    marks = (" !" if record.get("problems") else "") + (" (GPU pending)" if record.get("pending") else "") + (
+        " (GRADER ERROR)" if record.get("grader_errors") else "")
     if record.get("late_penalty"):
         marks = f" (late -{record.get('late_percent', 0):g}%)" + marks
     return f"{score_after_penalty(record):g}/{maximum:g}" + marks
@@ -33,6 +35,8 @@ def _table(rows, header):
 def _score(record, item):
     if record is None:
         return "-"
+    if item.id in record.get("grader_errors", []):
+        return "grader error"
     if item.id in record.get("pending", []):
         return "pending"
     grades = record.get("grades", {})

@@ -13,17 +13,16 @@ run on a machine that has torch but no nbgrader. Needs only torch, numpy and Ope
 import contextlib
 import json
 import linecache
-import os
 import sys
 from pathlib import Path
 
 from ..checks import items_of
 from ..expected_outputs import have_oracles
-from .results import FAILED, PENDING, grade_items, total
+from ..engine.results import FAILED, GRADER_ERROR, PENDING, UNDER_REVIEW, grade_items, total
 from ..settings import settings
-from ..spec import GRADING_ENV, SEED_ENV, new_run_seed
+from ..spec import grading_run, new_run_seed
 from ..student import CallTimeout, time_limit
-from . import notebooks
+from ..engine import notebooks
 
 
 def _compiled(source, filename):
@@ -45,15 +44,10 @@ def exec_source(source, filename, name="submission"):
 
 
 def code_cells(nb):
-    """The code a notebook runs when graded: every code cell but the graded test cells, in order.
-
-    IPython magics and shell escapes (``%time``, ``!ls``) are dropped: they need a kernel.
-    """
-    for cell in nb["cells"]:
-        if cell.get("cell_type") == "code" and not notebooks.is_graded_test(cell):
-            lines = notebooks.source_text(cell).splitlines()
-            yield notebooks.grade_id(cell) or cell.get("id", "?"), "\n".join(
-                line for line in lines if not line.lstrip().startswith(("%", "!")))
+    """The code a notebook runs when graded (``notebooks.code_cells``), IPython magics and shell escapes (``%time``,
+    ``!ls``) dropped: they need a kernel."""
+    for key, source in notebooks.code_cells(nb):
+        yield key, "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
 def run_cells(cells, filename, name="submission"):
@@ -85,26 +79,28 @@ def report_text(topic, results, seed, hidden=True):
              f"{topic}: the visible tests only (the student kit has no hidden tests: your instructor's grade adds them)"]
     width = max(len(f"{r.score:g}/{r.max_score:g}") for r in results)
     for r in results:
-        mark = {"passed": "PASS", "failed": "FAIL", "pending": "PEND"}[r.status]
+        mark = {"passed": "PASS", "failed": "FAIL", "pending": "PEND", GRADER_ERROR: "GRADER ERROR",
+                UNDER_REVIEW: "REVIEW"}.get(r.status, r.status)
         lines.append(f"  {mark}  {f'{r.score:g}/{r.max_score:g}':>{width}}  {r.item}  ({r.seconds:.1f} s)")
         if r.message:
             lines.append("        " + r.message.replace("\n", "\n        "))
-    counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "pending")}
+    counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "pending", GRADER_ERROR)}
     lines.append(f"{score:g}/{possible:g} points ({counts['passed']} passed, {counts['failed']} failed, "
-                 f"{counts['pending']} pending)")
+                 f"{counts['pending']} pending" + (f", {counts[GRADER_ERROR]} not graded: the grader failed on them"
+                                                   if counts[GRADER_ERROR] else "") + ")")
     return "\n".join(lines)
 
 
 def trusted_results(topic, path, seed, sandbox=True):
     """Grade ``path`` the way the official grade is computed: its code in a (sandboxed) worker, the checks here."""
-    from .trusted_runner import grade_cells, launcher_from_settings, notebook_cells, unsandboxed_launcher
+    from ..engine.trusted_runner import grade_cells, launcher_for
 
     path = Path(path)
     if path.suffix == ".ipynb":
-        cells = notebook_cells(notebooks.read(path), topic)
+        cells = notebooks.code_cells(notebooks.read(path), topic)
     else:
         cells = [(path.name, path.read_text(encoding="utf-8"))]
-    grade = grade_cells(topic, cells, seed=seed, launcher=launcher_from_settings() if sandbox else unsandboxed_launcher)
+    grade = grade_cells(topic, cells, seed=seed, launcher=launcher_for(sandbox and settings.grading.sandbox))
     for outcome in grade.cells:
         if outcome.error:
             print(f"cell {outcome.cell} raised {outcome.error}", file=sys.stderr)
@@ -114,16 +110,16 @@ def trusted_results(topic, path, seed, sandbox=True):
 
 
 def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
-    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail).
+    """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail), 1 when one failed, 3 when
+    the grader itself failed on one (a grader error).
 
     ``trusted``: the student's code runs in a sandboxed worker and every check here (how an instructor grades
     with this command); otherwise in this process (how a student checks their own work)."""
     items_of(topic)   # an unknown topic fails here, before the student's code runs
     hidden = trusted or have_oracles()   # the student kit holds the visible tests' expected outputs only
     seed = new_run_seed() if seed is None else seed
-    os.environ[GRADING_ENV], os.environ[SEED_ENV] = "1", str(seed)
     # Whatever the student's code prints goes to stderr, so that --json prints nothing but JSON.
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr), grading_run(official=True, seed=seed):
         if trusted:
             results = trusted_results(topic, path, seed, sandbox=sandbox)
         else:
@@ -136,4 +132,6 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
     else:
         print(report_text(topic, results, seed, hidden))
     sys.stdout.flush()
+    if any(r.status == GRADER_ERROR for r in results):
+        return 3        # the grader's own failure, as `grade` says it
     return 1 if any(r.status == FAILED for r in results) else 0

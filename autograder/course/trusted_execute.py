@@ -1,66 +1,74 @@
-"""nbgrader's Execute step, replaced by trusted grading.
+"""nbgrader's autograde steps, made trusted: the grade is computed outside the student's code and recorded once.
 
-No kernel runs the notebook: the student's code cells
-(every code cell but the graded test cells, in order, helper cells included) run in a
-sandboxed worker, and each graded item's check runs in this process, where no student code
-ever ran (``trusted_runner``). The verdicts are written into the test cells as outputs, the way
-a kernel would have left them: an error output with the check's message for an item that
-failed (nbgrader scores the cell 0, and ``generate_feedback`` shows the message), a line on
-stdout for one that passed. The test cells' own text and tags are never run, so nothing a
-student writes in their metadata changes a grade.
+No kernel runs the notebook. ``TrustedExecute`` (nbgrader's Execute step) runs the student's code cells (every code
+cell but the graded test cells, in order: ``notebooks.code_cells``) in a sandboxed worker and each graded item's
+check in this process, where no student code ever ran (``engine.trusted_runner``), or takes the result a batch worker
+graded (``TrustedExecute.replay``: ``grading-results/``, only when nbgrader reads the very cells that were graded).
+It leaves the run's verdict record (``engine.records``) in nbgrader's resources, and writes into each test cell what
+the student's feedback shows: the check's message for an item that failed or is pending, a neutral line for a
+grader error or an item under review (never a traceback of the grader's), a line for one that passed.
+``RecordedGrades`` (nbgrader's SaveAutoGrades step) writes each automatic score from the record, keeps the
+instructor's manual scores and extra credit, and appends the record to the store. The test cells' own text and tags
+are never run, so nothing a student writes in them changes a grade; ``TrustedMetadata`` makes every cell's metadata
+the instructor's and puts deleted test cells back.
 
-Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
+How a run grades (seed, sandbox, replay, who grades) is nbgrader configuration (``TrustedExecute``'s traits, set by
+``python -m autograder grade`` through ``grading.nbgrader_api``); no module-level value or environment variable
+carries it. Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
 """
 
-import os
-
+from nbformat import from_dict
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import Unicode
+from traitlets import Bool, Int, Unicode
 
-from ..spec import SEED_ENV, new_run_seed
-from . import notebooks
-from .jobs import cells_digest, grade_from_data, official_grade, restore_metadata, source_map
-from .trusted_runner import TRUSTED_PROBLEM, grade_cells, launcher_from_settings, notebook_cells
+from ..engine import notebooks
+from ..engine.jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells,
+                           source_map, submitted_facts, with_notes)
+from ..engine.records import KeptResults, RecordStore, new_record, who
+from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+from ..engine.trusted_runner import TRUSTED_PROBLEM
+from ..spec import new_run_seed
 
-
-_REPLAY = {}   # (assignment, student) -> a result graded elsewhere (jobs.grade_job), written by the grader's writer
-
-
-def replaying(assignment, student, data):
-    """Have the next autograde of ``student``'s ``assignment`` in this process write ``data`` (a result of
-    ``jobs.grade_job``) instead of grading the notebook again; ``None`` forgets it."""
-    if data is None:
-        _REPLAY.pop((assignment, student), None)
-    else:
-        _REPLAY[(assignment, student)] = data
+RECORD = "autograder_record"   # this run's verdict record in nbgrader's resources (Execute -> SaveAutoGrades)
 
 
 class TrustedExecute(Execute):
+    """Grades the notebook the trusted way and leaves this run's verdict record in nbgrader's resources (the
+    ``RecordedGrades`` step writes the gradebook from it and appends it to the record store). How it grades is
+    nbgrader configuration, set by the course's ``nbgrader_config.py`` and by ``python -m autograder grade``."""
+
+    course_root = Unicode("", help="the course directory (records and kept results live there)").tag(config=True)
+    seed = Int(-1, help="the hidden variants' seed; -1: a new one per notebook (recorded)").tag(config=True)
+    sandbox = Bool(True, help="False: students' code runs unconfined (grade --no-sandbox); recorded").tag(config=True)
+    replay = Bool(False, help="record the worker's result kept in grading-results/ (the batch graded it) when it "
+                              "was graded on the very cells nbgrader reads").tag(config=True)
+    graded_by = Unicode("nbgrader autograde", help="how this run grades, for the record").tag(config=True)
+
     def preprocess(self, nb, resources=None, km=None):
         info = (resources or {}).get("nbgrader") or {}
-        topic = info.get("assignment")
-        cells = notebook_cells(nb, topic)
-        done = _REPLAY.pop((topic, info.get("student")), None)
-        if done is not None and done.get("cells_digest") == cells_digest(cells):
-            grade = grade_from_data(done)
-        else:
-            if done is not None:
-                self.log.warning("%s the notebook nbgrader read is not the one graded by the worker (changed "
-                                 "since?): graded again here", TRUSTED_PROBLEM)
-            grade = self.grade_here(topic, cells)
-        for problem in grade.problems:
-            self.log.warning("%s %s", TRUSTED_PROBLEM, problem)
-        write_verdicts(nb, topic, grade)
+        topic, student = info.get("assignment"), info.get("student")
+        course = self.course_root or "."
+        cells = notebooks.code_cells(nb, topic)
+        done = KeptResults(course).get(student, topic) if self.replay else None
+        problems = []
+        if done is not None and done.get("cells_digest") != cells_digest(cells):
+            problems.append("the notebook nbgrader read is not the one graded by the worker (changed since?): "
+                            "graded again here")
+            self.log.warning("%s %s", TRUSTED_PROBLEM, problems[-1])
+            done = None
+        seed = self.seed if self.seed >= 0 else new_run_seed()
+        data = done if done is not None else grade_job_here(topic, cells, seed=seed, sandbox=self.sandbox)
+        facts = submitted_facts(course, student, topic, info.get("notebook") or topic)
+        record = new_record(student, topic, items=with_notes(data.get("items", []), facts["notes"]),
+                            seed=data.get("seed", seed), digest=facts["digest"], graded_by=who(self.graded_by),
+                            sandboxed=data.get("sandboxed", self.sandbox),
+                            problems=[*problems, *facts["problems"], *data.get("problems", [])],
+                            worker=data.get("worker", ""), gpu_worker=data.get("gpu_worker") or "",
+                            peak_rss_mb=data.get("peak_rss_mb", 0.0), seconds=data.get("seconds", 0.0))
+        resources[RECORD] = record
+        write_verdicts(nb, topic, grade_from_data(data))
         return nb, resources
-
-    def grade_here(self, topic, cells):
-        seed = os.environ.get(SEED_ENV)
-        if not seed:
-            seed = str(new_run_seed())
-            self.log.info("Hidden tests graded with seed %s (AUTOGRADER_GRADING_SEED reproduces it)", seed)
-        with official_grade():
-            return grade_cells(topic, cells, seed=int(seed), launcher=launcher_from_settings(), ahead=True)
 
 
 def write_verdicts(nb, topic, grade):
@@ -75,10 +83,12 @@ def write_verdicts(nb, topic, grade):
         cell["outputs"] = []
         if key in results:
             result = results[key]
-            if result.passed:
+            if result.status == PASSED:
                 cell["outputs"].append(new_output("stream", name="stdout", text=f"{result.check}: passed\n"))
+            elif result.status in (GRADER_ERROR, UNDER_REVIEW):   # not the student's failure: no traceback
+                cell["outputs"].append(new_output("stream", name="stdout", text=f"{result.check}: {result.message}\n"))
             else:
-                name = "PendingGPU" if result.status == "pending" else "CheckFailure"
+                name = "PendingGPU" if result.status == PENDING else "CheckFailure"
                 cell["outputs"].append(new_output("error", ename=name, evalue=result.message,
                                                   traceback=[f"{name}: {result.message}"]))
         elif key in outcomes:
@@ -91,25 +101,39 @@ def write_verdicts(nb, topic, grade):
                                                   traceback=[outcome.error]))
 
 
-class ReplaceGrades(SaveAutoGrades):
-    """nbgrader's SaveAutoGrades, where a regrade replaces every earlier score of the submission: the automatic
-    score, and any manual score and extra credit (nbgrader keeps those across autogrades; a grade must be what
-    this run's verdicts say, whoever wrote the earlier numbers)."""
+class RecordedGrades(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, with each automatic score taken from this run's verdict record (not from the
+    cells' outputs), then the record appended to the store. An instructor's manual score and extra credit are kept
+    (nbgrader's rule: a manual score marks the cell for review again); a grader error or an item under review is
+    marked for review too. Without a record (``TrustedExecute`` did not run) every automatic score is 0."""
+
+    course_root = Unicode("", help="the course directory (the record store lives there)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        self._verdicts = {f"test_{i['item']}": i for i in (resources.get(RECORD) or {}).get("items", [])}
+        nb, resources = super().preprocess(nb, resources)
+        if resources.get(RECORD):
+            RecordStore(self.course_root or ".").append(resources[RECORD])
+        return nb, resources
 
     def _add_score(self, cell, resources):
+        super()._add_score(cell, resources)
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
-        grade.manual_score = None
-        grade.extra_credit = None
+        verdict = self._verdicts.get(grade.name)
+        grade.auto_score = float(verdict["score"]) if verdict else 0.0
+        grade.needs_manual_grade = grade.manual_score is not None or bool(
+            verdict and verdict.get("status") in (GRADER_ERROR, UNDER_REVIEW))
         self.gradebook.db.commit()
-        super()._add_score(cell, resources)
 
 
 class TrustedMetadata(NbGraderPreprocessor):
     """Before nbgrader reads anything of a submission: every cell's nbgrader metadata is the instructor's, from the
     source notebook, found by the cell's grade id. A cell whose id the source does not have (a student's own cell,
     or a pasted copy given a new id or points) loses its nbgrader metadata and is plain code; a second cell with
-    an id already seen loses it too. Nothing a student writes in metadata is read by nbgrader or the grader."""
+    an id already seen loses it too. Nothing a student writes in metadata is read by nbgrader or the grader. A graded
+    test cell the student deleted is put back from the source (``jobs.restore_test_cells``), so that nbgrader has a
+    cell to score the item, which is graded from the spec either way."""
 
     course_root = Unicode("", help="the course directory (source/<assignment>/<notebook>.ipynb is read from it)").tag(
         config=True)
@@ -117,7 +141,14 @@ class TrustedMetadata(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader") or {}
         course = self.course_root or "."
-        for cell_id in restore_metadata(nb, source_map(course, str(info.get("assignment")), info.get("notebook"))):
+        assignment = str(info.get("assignment"))
+        source = source_map(course, assignment, info.get("notebook"))
+        for cell_id in restore_metadata(nb, source):
             self.log.warning("%s a cell's nbgrader metadata (grade id %r) is not the instructor's: ignored",
                              TRUSTED_PROBLEM, cell_id)
+        restored = restore_test_cells(nb, source, assignment)
+        for cell_id in restored:
+            self.log.info("test cell %s was missing: put back from the source (graded from the spec)", cell_id)
+        if restored:
+            nb.cells = [from_dict(cell) for cell in nb.cells]     # nbconvert's steps read cells as NotebookNodes
         return nb, resources

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from autograder.checks import items_of
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.demo import _fill
 
 SOLUTION_CELLS = {"stability": ("stable_softmax", "softmax_cross_entropy", "softplus"),

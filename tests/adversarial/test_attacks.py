@@ -36,7 +36,8 @@ import torch
 from autograder.checks import items_of
 from autograder.course.build import generate_assignments, scratch_course
 from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grading import grade_all, read_grades
+from autograder.course.grade import grade_all
+from autograder.course.grading import read_grades
 from autograder.settings import override
 from tests.adversarial.attacks import (ATTACKS, HANG_FOREVER, MARKER, PORT, GradingRun, build_notebook,
                                        changed_files, full_grades, gradebook_grades, honest_submission, processes,

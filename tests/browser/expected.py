@@ -3,7 +3,7 @@
 import contextlib
 import io
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.selfcheck import exec_source
 from tests.proving import ROOT
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, topics
 from tests.browser.expected import answers, fill
 from autograder.course.demo_submissions.stability import CELLS as BUGGY_CELLS

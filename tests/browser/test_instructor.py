@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import topics
 from tests.browser import lab as jl
 from tests.browser.expected import answers, check_messages, flat

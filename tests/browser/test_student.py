@@ -18,7 +18,7 @@ import sys
 import pytest
 import torch
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import topics
 from tests.browser import lab as jl
 from tests.browser.expected import answers, check_messages, fill, flat

@@ -293,8 +293,8 @@ def test_remote_timing_runs_the_student_loop_beside_it_and_the_baseline_in_a_cle
     """The structure of check_speed's CUDA timing under trusted grading, exercised on the CPU with a narrow model
     (speed is not graded on the CPU, so a tiny threshold stands in): the student's run is built in their worker,
     the float32 baseline in a clean twin, every timed result is checked, and a loop that returns nothing fails."""
-    from autograder.course import trusted_runner
-    from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+    from autograder.engine import trusted_runner
+    from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
     from autograder.errors import CheckFailure
     from tests.proving import ROOT
 

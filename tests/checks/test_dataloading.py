@@ -154,7 +154,7 @@ def test_undecoded_images_get_a_message_not_an_internal_error():
     failed = failing_among(TOPIC, with_replacements(TOPIC, {"TarImageDataset": YieldsBytes}),
                            {"check_tar_dataset_workers", "check_tar_dataset_decoding"})
     assert "not an HxWx3 image" in failed["check_tar_dataset_workers"]
-    assert "NoneType" in failed["check_tar_dataset_decoding"] and "internal error" not in str(failed)
+    assert "NoneType" in failed["check_tar_dataset_decoding"] and "GRADER ERROR" not in str(failed)
 
 
 # ------------------------------------------------------------------ collate_images

@@ -46,7 +46,7 @@ def test_masked_mean_reference_of_known_values():
 
 
 def _lesson_cells():
-    from autograder.course import notebooks
+    from autograder.engine import notebooks
     from tests.proving import ROOT
     nb = notebooks.read(ROOT / "source" / "operators" / "operators.ipynb")
     return {c.get("id"): notebooks.source_text(c) for c in nb["cells"]}

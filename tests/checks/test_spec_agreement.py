@@ -10,7 +10,7 @@ Real nbgrader runs the same cells in a kernel: ``tests/course/test_grading.py`` 
 import pytest
 import torch
 
-from autograder.course.results import grade_items
+from autograder.engine.results import grade_items
 from tests.checks.test_proofs import TOPICS
 from tests.proving import alternative, cell_points, reference, stub
 

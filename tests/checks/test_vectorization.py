@@ -237,7 +237,7 @@ def test_host_syncs_counted_in_a_worker_are_judged_here(monkeypatch):
 def test_a_remote_submission_is_graded_like_a_local_one(tmp_path):
     """In a worker (trusted grading): a TorchScript function is recognised, its errors count as torch.jit.Error,
     and an in-place write into an input is seen although the grader's inputs are copies."""
-    from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+    from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 
     cell = '''
 import torch

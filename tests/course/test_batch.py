@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from autograder.course import batch, jobs, notebooks
-from autograder.course.trusted_runner import notebook_cells
+from autograder.course import executors, progress as progress_module
+from autograder.engine import jobs, notebooks
+from autograder.engine.records import KEPT, KeptResults
 from autograder.settings import override
 from tests.proving import ROOT
 
@@ -21,7 +22,7 @@ def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_erro
     import os
 
     environ = dict(os.environ)
-    executor = batch.DaskExecutor(workers=2, task=dies)
+    executor = executors.DaskExecutor(workers=2, task=dies)
     try:
         assert executor.workers == 2 and not executor.gpu and executor.name == "2 local Dask workers"
         done = {}
@@ -47,14 +48,14 @@ def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_erro
 
 @pytest.mark.quick
 def test_kept_results_are_found_only_for_the_same_content_hash(tmp_path):
-    store = batch.ResultStore(tmp_path)
+    store = KeptResults(tmp_path)
     store.put("ann", "stability", "abc", {"items": [], "seed": 7})
     assert store.get("ann", "stability", "abc") == {"items": [], "seed": 7}
     assert store.get("ann", "stability", "other") is None and store.get("bob", "stability", "abc") is None
     store.path("bob", "stability").parent.mkdir(parents=True)
     store.path("bob", "stability").write_text("{torn")        # a write cut short cannot be read as a result
     assert store.get("bob", "stability", "abc") is None
-    assert sorted(p.name for p in (tmp_path / batch.RESULTS / "ann").iterdir()) == ["stability.json"]
+    assert sorted(p.name for p in (tmp_path / KEPT / "ann").iterdir()) == ["stability.json"]
 
 
 @pytest.mark.quick
@@ -116,7 +117,7 @@ def job_cells_of(nb, source, topic="stability"):
 @pytest.mark.quick
 def test_progress_lines_count_and_give_an_eta():
     lines = []
-    progress = batch.Progress(3, lambda text, flush=True: lines.append(text), bar=False)
+    progress = progress_module.Progress(3, lambda text, flush=True: lines.append(text), bar=False)
     progress.say("start")
     progress.step("ann/stability: 29/29 points (2.0 s)")
     progress.step("bob/stability: kept", graded=False)
@@ -129,14 +130,15 @@ def test_notebook_cells_match_the_instructors_release():
     """The worker's sanitizing leaves an untouched release notebook as it is."""
     source = jobs.source_map(ROOT, "amp")
     nb = notebooks.read(ROOT / "release" / "amp" / "amp.ipynb")
-    assert job_cells_of(nb, source, "amp") == notebook_cells(nb, "amp")
+    assert job_cells_of(nb, source, "amp") == notebooks.code_cells(nb, "amp")
 
 
 WITHOUT_NBGRADER = """
 import json, sys
 for name in ("nbgrader", "nbformat", "nbconvert", "jupyter_client", "traitlets"):
     sys.modules[name] = None                      # a GPU worker has none of these
-from autograder.course import jobs, notebooks
+from autograder.engine import jobs, notebooks
+from autograder.engine.records import KEPT, KeptResults
 from tests.proving import ROOT
 data = sys.stdin.buffer.read()
 job = jobs.Job("ann", "stability", data, jobs.source_map(ROOT, "stability"), seed=5, sandbox=True,

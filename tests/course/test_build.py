@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from autograder.checks import items_of, max_points
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import apply_spec, differences, item_cell_source, topics
 from tests.proving import ROOT, reference, without_hidden_variants
 

@@ -11,14 +11,15 @@ import re
 import pytest
 
 from autograder.checks import items_of, max_points
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course, topics
 from autograder.course.demo import STUDENTS, _fill, run_demo
 from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grading import grade_all, load_report, points, read_grades
+from autograder.course.grade import grade_all
+from autograder.course.grading import load_report, points, read_grades
 from autograder.course.report import gradebook_text, pending_text
 from autograder.course.selfcheck import load_namespace
-from autograder.course.results import grade_items
+from autograder.engine.results import grade_items
 from autograder.settings import override
 from tests.proving import ROOT, without_hidden_variants
 
@@ -63,10 +64,13 @@ def test_demo_reports_broken_notebooks_by_name_and_keeps_every_record(demo_cours
     broken = report[f"mangled/{first}"]
     assert broken["status"] == "error" and _scores(broken) == (0, max_points(first))
     assert f"{first}.ipynb cannot be read: not valid notebook JSON" in broken["problems"][0]
-    deleted = report[f"mangled/{second}"]
-    assert deleted["status"] == "graded"
-    assert "graded cells deleted" in deleted["problems"][0]
-    assert 0 < _scores(deleted)[0] < _scores(deleted)[1]
+    deleted = report[f"mangled/{second}"]     # the reference with its first test cell deleted: graded from the spec
+    first_test = items_of(second)[0]
+    assert deleted["status"] == "graded" and deleted["problems"] == [
+        f"{second}.ipynb: test cells deleted (graded from the spec all the same): {first_test.cell_id}"]
+    assert deleted["notes"] == {first_test.id: f"its test cell {first_test.cell_id} was deleted from the submission: "
+                                               "graded from the spec"}
+    assert _scores(deleted) == _scores(report[f"reference/{second}"])
     for topic in TOPICS[2:]:   # submitted nothing: 0 out of the assignment's full points
         assert report[f"mangled/{topic}"]["status"] == "missing"
         assert _scores(report[f"mangled/{topic}"]) == (0, max_points(topic))
@@ -123,9 +127,8 @@ def test_check_and_nbgrader_agree_on_the_buggy_and_mangled_demo_students(demo_co
         if record["status"] != "graded":
             continue
         path = demo_course / "submitted" / student / topic / f"{topic}.ipynb"
-        present = {notebooks.grade_id(c) for c in notebooks.read(path)["cells"] if notebooks.is_graded_test(c)}
-        results = grade_items(topic, load_namespace(path), seed=SEED)
-        by_check = {r.item: [r.score if f"test_{r.item}" in present else 0.0, r.max_score] for r in results}
+        results = grade_items(topic, load_namespace(path), seed=SEED)   # a deleted test cell is graded all the same
+        by_check = {r.item: [r.score, r.max_score] for r in results}
         assert by_check == record["grades"], (student, topic)
         assert sorted(r.item for r in results if r.status == "pending") == record["pending"]
 

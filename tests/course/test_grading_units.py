@@ -2,7 +2,8 @@
 
 import pytest
 
-from autograder.course.grading import SubmissionResult, load_report, nbgrader_cause, save_report, zero_grades
+from autograder.course.grading import nbgrader_cause, zero_grades
+from autograder.engine.records import RecordError, RecordStore, new_record
 
 NBGRADER_LOG = """[AutogradeApp | INFO] Copying /c/submitted/bob/stability/timestamp.txt -> /c/autograded/bob/stability
 [AutogradeApp | ERROR] No assignment with ID 'stability' exists in the database
@@ -28,15 +29,53 @@ def test_missing_and_failed_submissions_score_zero_out_of_the_full_points():
 
 
 @pytest.mark.quick
-def test_report_is_written_atomically_and_a_corrupt_one_is_named(tmp_path):
-    save_report(tmp_path, [SubmissionResult("ann", "stability", grades={"softmax_forward": [3.0, 3.0]}, seed=9)])
-    save_report(tmp_path, [SubmissionResult("bob", "stability", status="missing")])
-    report = load_report(tmp_path)
-    assert set(report) == {"ann/stability", "bob/stability"} and report["ann/stability"]["seed"] == 9
-    assert [p.name for p in tmp_path.iterdir()] == ["grading-report.json"]   # no temporary file left behind
-    (tmp_path / "grading-report.json").write_text("{not json")
-    with pytest.raises(RuntimeError, match="grading-report.json is not valid JSON"):
-        load_report(tmp_path)
+def test_records_keep_their_history_and_say_what_changed(tmp_path):
+    store = RecordStore(tmp_path)
+    first = new_record("ann", "stability", seed=9, items=[
+        {"item": "softmax_forward", "score": 3.0, "max_score": 3.0, "status": "passed"},
+        {"item": "softmax_extremes", "score": 0.0, "max_score": 3.0, "status": "grader error"}])
+    assert store.append(first)["changes"] == []
+    second = new_record("ann", "stability", seed=10, items=[
+        {"item": "softmax_forward", "score": 3.0, "max_score": 3.0, "status": "passed"},
+        {"item": "softmax_extremes", "score": 3.0, "max_score": 3.0, "status": "passed"}])
+    store.append(second)
+    assert second["changes"] == [{"item": "softmax_extremes", "old": 0.0, "new": 3.0, "old_status": "grader error",
+                                  "new_status": "passed"}]
+    assert [r["seed"] for r in store.history("ann", "stability")] == [9, 10]
+    assert store.latest("ann", "stability")["seed"] == 10 and list(store.all_latest()) == ["ann/stability"]
+    assert sorted(p.name for p in (tmp_path / "grading-records" / "ann").iterdir()) == ["stability.json"]
+    (tmp_path / "grading-records" / "ann" / "stability.json").write_text("{not json")
+    with pytest.raises(RecordError, match="stability.json cannot be read"):
+        store.append(new_record("ann", "stability"))
+    assert (tmp_path / "grading-records" / "ann" / "stability.json").read_text() == "{not json"   # left as it was
+
+
+@pytest.mark.quick
+def test_a_check_that_raises_is_a_grader_error_and_a_student_exception_is_a_failure():
+    from autograder.course.selfcheck import report_text
+    from autograder.engine.results import GRADER_ERROR_MESSAGE, grade_item
+    from autograder.spec import Item
+
+    def buggy_check(fn, **kwargs):
+        raise KeyError("a bug in the check")
+
+    def check_calling(fn, **kwargs):
+        fn()
+
+    def student():
+        error = ValueError("my bug")
+        error.remote_traceback = "Traceback ... ValueError: my bug"   # as rebuilt from the worker
+        raise error
+
+    bug = grade_item(Item("stability", "x", buggy_check, points=2.0), {"fn": student}, seed=1)
+    assert (bug.status, bug.score, bug.message) == ("grader error", 0.0, GRADER_ERROR_MESSAGE)
+    assert "KeyError: 'a bug in the check'" in bug.detail and "KeyError" not in bug.message
+    mine = grade_item(Item("stability", "y", check_calling, points=1.0), {"fn": student}, seed=1)
+    assert (mine.status, mine.score, mine.detail) == ("failed", 0.0, "")
+    assert mine.message.endswith("your code raised ValueError: my bug")
+    text = report_text("stability", [bug, mine], 1)
+    assert "  GRADER ERROR  0/2  x" in text and text.endswith("0/3 points (0 passed, 1 failed, 0 pending, 1 not graded: "
+                                                              "the grader failed on them)")
 
 
 @pytest.mark.quick
@@ -61,7 +100,7 @@ def test_a_notebook_whose_cells_are_not_cells_is_named_not_read(tmp_path):
     which cell, where the grader would otherwise stop on it."""
     import json
 
-    from autograder.course import notebooks
+    from autograder.engine import notebooks
 
     for cells, says in [([{"cell_type": "code", "source": "x"}, 42], "cell 1 is 42, not a cell"),
                         ([{"cell_type": "code", "metadata": ["nbgrader"], "source": ""}], "cell 0's metadata"),

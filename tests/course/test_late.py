@@ -13,11 +13,12 @@ import os
 
 import pytest
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
 from autograder.course.demo import _fill, buggy_cells
 from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grading import grade_all, load_report, points
+from autograder.course.grade import grade_all
+from autograder.course.grading import load_report, points
 from autograder.course.late import (DeadlineError, LatePolicy, Lateness, check_deadlines, due_date, duration_text,
                                     lateness, penalty_percent)
 from autograder.course.lms import export_canvas

@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, scratch_course
 from autograder.course.demo import _fill
 from autograder.course.grading import load_report, points

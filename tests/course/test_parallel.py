@@ -21,11 +21,12 @@ import time
 
 import pytest
 
-from autograder.course import notebooks
-from autograder.course.batch import RESULTS
+from autograder.engine import notebooks
+from autograder.engine.records import KEPT as RESULTS
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
 from autograder.course.demo import STUDENTS, write_submissions
-from autograder.course.grading import grade_all, load_report, read_grades
+from autograder.course.grade import grade_all
+from autograder.course.grading import load_report, read_grades
 from autograder.settings import override
 from tests.dask_processes import dask_processes
 from tests.postgres import postgres_server, require_postgres

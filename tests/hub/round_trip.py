@@ -18,7 +18,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from autograder.course.demo_submissions.operators import CELLS as MISTAKES
 from tests.browser.expected import answers, fill
 from tests.hub import accounts, ui

@@ -13,7 +13,7 @@ import stat
 import pytest
 from nbgrader.utils import parse_utc
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 from tests.hub import accounts, ui
 from tests.hub.conftest import COURSE_ID
 from tests.hub.round_trip import ASSIGNMENT, instructor_command

@@ -16,7 +16,7 @@ import tokenize
 import zipfile
 from pathlib import Path
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECIFIC = 25   # characters of a whole block, spaces and comments removed

@@ -7,15 +7,16 @@ import json
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.results import grade_item
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
+from autograder.engine.results import grade_item
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
 from autograder.trusted import sandbox
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.e2e
 SEED = 5
 GRADER_ONLY = ("autograder.oracles", "autograder.oracles.operators", "autograder.oracles.dataloading",
-               "autograder.course.grading", "autograder.course.trusted_runner", "autograder.course.demo_submissions",
+               "autograder.course.grading", "autograder.engine.trusted_runner", "autograder.engine.jobs",
+               "autograder.engine.records", "autograder.course.demo_submissions",
                "autograder.course.kit")
 COLLATE = ("collate_images_values", "collate_images_copies", "collate_images_loader")
 KIT = ("autograder.checks.operators", "autograder.trusted.worker", "autograder.expected_outputs",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import notebooks
+from autograder.engine import notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "operators"   # its masked_mean oracle is grader-only: the kit answers from its expected outputs

@@ -12,8 +12,8 @@ worker, which shows the kit.
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.results import grade_item
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
+from autograder.engine.results import grade_item
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
 from autograder.trusted import sandbox
 from tests.kit import theft
 

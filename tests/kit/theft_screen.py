@@ -15,7 +15,7 @@ import time
 import torch
 
 from autograder.checks import items_of
-from autograder.course.results import PASSED, grade_item
+from autograder.engine.results import PASSED, grade_item
 from autograder.course.selfcheck import exec_source
 
 MARK = "@@theft@@ "   # starts the lines meant for the driver (a candidate may print anything)

@@ -19,7 +19,7 @@ def main(argv):
 
     import autograder
     from autograder.checks import items_of
-    from autograder.course.results import FAILED, grade_item
+    from autograder.engine.results import FAILED, GRADER_ERROR, grade_item
     from tests import proving
 
     from autograder import expected_outputs
@@ -51,7 +51,7 @@ def main(argv):
                     continue
                 torch.manual_seed(0)
                 result = grade_item(item, namespace, seed=0, hidden=False)
-                if result.status == FAILED:
+                if result.status in (FAILED, GRADER_ERROR):
                     failed[item.name] = result.message
             seen[label] = failed
         report["topics"][topic] = seen

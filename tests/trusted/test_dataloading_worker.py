@@ -16,7 +16,7 @@ import pytest
 
 from autograder import settings as settings_module
 from autograder.checks import dataloading
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 from autograder.trusted import sandbox
 from tests.proving import ROOT
 

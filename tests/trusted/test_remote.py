@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 from autograder.student import CallTimeout, time_limit
 from autograder.trusted.remote import WorkerLost
 

@@ -11,10 +11,10 @@ import importlib
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.results import FAILED, grade_item
+from autograder.engine.results import grade_item
 from autograder.course.build import topics
-from autograder.course.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
-from tests.proving import ROOT, check_names
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+from tests.proving import ROOT, check_names, not_passed
 
 SEED = 3
 
@@ -49,7 +49,7 @@ def _submit(worker, topic, kind, mutant=None):
 def _failing(worker, topic, names=None):
     namespace = RemoteNamespace(worker)
     results = [grade_item(item, namespace, seed=SEED) for item in items_of(topic) if names is None or item.name in names]
-    return {r.check: r.message for r in results if r.status == FAILED}
+    return not_passed(results)
 
 
 def test_reference_and_alternative_full_stub_zero(topic_worker):

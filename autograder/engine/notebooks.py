@@ -146,3 +146,18 @@ def notebook(cells, title):
     return {"cells": cells, "metadata": {"kernelspec": KERNELSPEC, "language_info": {"name": "python"},
                                          "title": title},
             "nbformat": 4, "nbformat_minor": 5}
+
+
+def code_cells(nb, topic=None):
+    """``[(cell key, source)]``: the code a notebook runs when graded, the one rule for it everywhere (the trusted
+    grader, ``check``, the jobs): every code cell of ``nb`` but the graded test cells (``topic``'s, when given; else
+    those marked as graded tests), in order; the key is the cell's grade id or ``cell <index>``."""
+    if topic is not None:
+        from ..checks import items_of
+
+        tests = {item.cell_id for item in items_of(topic)}
+        keep = [grade_id(cell) not in tests for cell in nb["cells"]]
+    else:
+        keep = [not is_graded_test(cell) for cell in nb["cells"]]
+    return [(grade_id(cell) or f"cell {index}", source_text(cell))
+            for index, (cell, kept) in enumerate(zip(nb["cells"], keep)) if kept and cell.get("cell_type") == "code"]

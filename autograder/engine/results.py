@@ -16,18 +16,27 @@ from ..errors import CheckFailure, WorkerLost
 from ..spec import PendingGPU, run_seed
 
 PASSED, FAILED, PENDING = "passed", "failed", "pending"
+GRADER_ERROR = "grader error"      # the grader's own code raised: no points until a regrade after the fix
+UNDER_REVIEW = "under review"      # an instructor decides (a construct that only serves to evade grading)
+STATUSES = (PASSED, FAILED, PENDING, GRADER_ERROR, UNDER_REVIEW)
+GRADER_ERROR_MESSAGE = ("not graded yet: the grader itself failed on this item (a problem in the grading code, "
+                        "not in your work); your instructor has been told and will grade it again")
 
 
 @dataclass
 class ItemResult:
     item: str                  # the graded item's id, e.g. "softmax_forward"
     check: str                 # the check function a student calls, e.g. "check_softmax_forward"
-    status: str                # "passed", "failed", or "pending" (a GPU item on a machine without one)
+    status: str                # one of STATUSES: "passed", "failed", "pending" (a GPU item on a machine without
+                               # one), "grader error" (the grader's code raised), "under review"
     score: float               # points scored: all of max_score when every variant passed, else 0
     max_score: float           # the item's points in the spec
-    message: str = ""          # the student-facing message when it failed (or a note)
+    message: str = ""          # the student-facing message when it did not pass (or a note); never a grader traceback
     seconds: float = 0.0       # wall time of all its variants
     measurements: dict = field(default_factory=dict)  # ratios, op counts, ... when the check reports them
+    evidence: dict = field(default_factory=dict)      # what the verdict rests on: variants run, hidden or not, seed
+    note: str = ""             # for the instructor: how it was graded (its test cell deleted: graded from the spec)
+    detail: str = ""           # for the instructor only: the grader's traceback of a grader error
 
     @property
     def passed(self):
@@ -48,7 +57,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
     variants = item.variants(seed if seed is not None else run_seed())
     if not hidden:
         variants = variants[:1]
-    status, message, measurements = PASSED, "", {}
+    status, message, measurements, detail = PASSED, "", {}, ""
     try:
         missing = [n for n in item.targets if n not in objects]
         if missing:
@@ -62,11 +71,21 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
         status, message, measurements = FAILED, str(failure), failure.measurements
     except WorkerLost as lost:
         status, message = FAILED, f"[{item.name}] the process running your code stopped answering: {lost}."
-    except Exception:  # noqa: BLE001 - a grader bug must still produce a result
-        status, message = FAILED, "internal error in the check:\n" + traceback.format_exc()
+    except Exception as error:  # noqa: BLE001 - a result either way: the student's failure, or the grader's
+        if raised_by_student(error):
+            status, message = FAILED, f"[{item.name}] your code raised {type(error).__name__}: {error}"
+        else:
+            status, message, detail = GRADER_ERROR, GRADER_ERROR_MESSAGE, traceback.format_exc()
     score = item.points if status == PASSED else 0.0
+    evidence = {"variants": len(variants), "hidden": bool(hidden), "seed": seed if seed is not None else run_seed()}
     return ItemResult(item.id, item.name, status, score, item.points, message, time.perf_counter() - started,
-                      measurements)
+                      measurements, evidence, detail=detail)
+
+
+def raised_by_student(error):
+    """Whether ``error`` came out of the student's code (an exception rebuilt from the sandboxed worker, or one that
+    the wire refused), not out of the grader's own: only the grader's own is a grader error."""
+    return hasattr(error, "remote_traceback") or type(error).__name__ in ("WireError", "RemoteError")
 
 
 def grade_items(topic, namespace, *, only=None, **kwargs):

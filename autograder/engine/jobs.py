@@ -10,7 +10,6 @@ grader writes it into nbgrader's gradebook on the instructor's side (``TrustedEx
 checking that nbgrader sees the very cells that were graded: :func:`cells_digest`).
 """
 
-import contextlib
 import copy
 import functools
 import hashlib
@@ -25,10 +24,10 @@ from pathlib import Path
 
 from .. import settings as settings_module
 from ..checks import items_of
-from ..spec import GRADING_ENV
+from ..spec import grading_run
 from . import notebooks
 from .results import ItemResult
-from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for, notebook_cells
+from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for
 
 CUDA = "cuda"
 
@@ -88,6 +87,30 @@ def restore_metadata(nb, source):
     return dropped
 
 
+def restore_test_cells(nb, source, assignment):
+    """Put back every graded test cell of ``assignment`` that ``nb`` (its metadata restored) lacks, from the
+    instructor's ``source`` map, after the nearest cell that comes before it in the source (nbgrader's
+    ``add_missing_cells``, which needs that cell to be a graded or solution one); returns the ids put back. The item
+    is graded from the spec either way; this gives nbgrader a cell to score."""
+    order = list(source)
+    present = {notebooks.grade_id(c) for c in nb["cells"]}
+    added = []
+    for item in items_of(assignment):
+        mine = source.get(item.cell_id)
+        if item.cell_id in present or not mine or mine["cell_type"] != "code":
+            continue
+        cell = {"cell_type": "code", "execution_count": None, "outputs": [], "id": f"restored-{item.cell_id}",
+                "metadata": {"nbgrader": copy.deepcopy(mine["nbgrader"]), "editable": False, "deletable": False},
+                "source": mine["source"] or ""}
+        before = set(order[:order.index(item.cell_id)])
+        at = max((i + 1 for i, c in enumerate(nb["cells"]) if notebooks.grade_id(c) in before),
+                 default=len(nb["cells"]))
+        nb["cells"].insert(at, cell)
+        present.add(item.cell_id)
+        added.append(item.cell_id)
+    return added
+
+
 def overwrite_locked(nb, source):
     """Every locked cell's source made the instructor's (nbgrader's ``OverwriteCells``), after
     :func:`restore_metadata`."""
@@ -100,8 +123,9 @@ def overwrite_locked(nb, source):
 def job_cells(nb, assignment, source):
     """The ``[(cell key, source)]`` that nbgrader's autograde hands ``TrustedExecute`` for this notebook."""
     restore_metadata(nb, source)
+    restore_test_cells(nb, source, assignment)
     overwrite_locked(nb, source)
-    return notebook_cells(nb, assignment)
+    return notebooks.code_cells(nb, assignment)
 
 
 def cells_digest(cells):
@@ -147,36 +171,89 @@ def submission_digest(data, grader):
 _ONE_AT_A_TIME = threading.Lock()   # a Dask worker with several threads still grades one job at a time here
 
 
-@contextlib.contextmanager
-def official_grade():
-    """An official grade for the block: GPU items without a GPU are pending (``spec.grading``)."""
-    previous = os.environ.get(GRADING_ENV)
-    os.environ[GRADING_ENV] = "1"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(GRADING_ENV, None)
-        else:
-            os.environ[GRADING_ENV] = previous
-
-
 def grade_job(job):
     """Grade ``job`` here; returns :func:`grade_to_data` of its ``NotebookGrade`` with where and how long."""
     with _ONE_AT_A_TIME:
-        started = time.perf_counter()
         if job.grader and job.grader != checks_digest(job.assignment):
             raise RuntimeError(f"this worker ({socket.gethostname()}) has other checks for {job.assignment} than "
                                "the grader: install the same autograder version on every worker")
         nb = notebooks.loads(job.notebook)
         cells = job_cells(nb, job.assignment, job.source)
-        with official_grade(), settings_module.override(job.settings):
-            launcher = launcher_for(job.sandbox and settings_module.settings.grading.sandbox)
-            grade = grade_cells(job.assignment, cells, seed=job.seed, launcher=launcher, only=job.only, ahead=True)
-        data = grade_to_data(grade, cells)
-        data.update(seed=job.seed, worker=worker_name(), cuda=cuda_here(), seconds=time.perf_counter() - started,
-                    peak_rss_mb=peak_rss_mb())
-        return data
+        with settings_module.override(job.settings):
+            return grade_job_here(job.assignment, cells, seed=job.seed, sandbox=job.sandbox, only=job.only)
+
+
+def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None):
+    """Grade ``cells`` (``[(cell key, source)]``) the trusted way in this process, as an official grade; returns
+    :func:`grade_to_data` with the seed, whether sandboxed, where and how long."""
+    started = time.perf_counter()
+    confined = bool(sandbox and settings_module.settings.grading.sandbox)
+    with grading_run(official=True, seed=seed):
+        grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True)
+    data = grade_to_data(grade, cells)
+    data.update(seed=seed, sandboxed=confined, worker=worker_name(), cuda=cuda_here(),
+                seconds=time.perf_counter() - started, peak_rss_mb=peak_rss_mb())
+    return data
+
+
+def test_cell_notes(nb, source, assignment):
+    """``{item id: note}`` for each graded item whose test cell the submission deleted or edited (``nb`` with the
+    instructor's metadata restored): the item is graded from the spec all the same, and the record says so."""
+    present = {}
+    for cell in nb["cells"]:
+        cell_id = notebooks.grade_id(cell)
+        if cell_id and cell.get("cell_type") == "code":
+            present.setdefault(cell_id, notebooks.source_text(cell))
+    notes = {}
+    for item in items_of(assignment):
+        mine = (source.get(item.cell_id) or {}).get("source")
+        if item.cell_id not in present:
+            notes[item.id] = f"its test cell {item.cell_id} was deleted from the submission: graded from the spec"
+        elif mine is not None and present[item.cell_id].strip() != without_hidden_tests(mine).strip():
+            notes[item.id] = f"its test cell {item.cell_id} was edited: graded from the spec (the edit is ignored)"
+    return notes
+
+
+def without_hidden_tests(text):
+    """A test cell's source as released: the lines between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``
+    (the markers too) left out."""
+    kept, hidden = [], False
+    for line in text.splitlines():
+        if line.strip() == "### BEGIN HIDDEN TESTS":
+            hidden = True
+        elif line.strip() == "### END HIDDEN TESTS":
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def submitted_facts(course, student, assignment, notebook=None):
+    """What the record says of the submitted file itself: its content hash (:func:`submission_digest`), the notes
+    on its deleted or edited test cells, and the nbgrader metadata it carried that was not the instructor's."""
+    path = Path(course) / "submitted" / student / assignment / f"{notebook or assignment}.ipynb"
+    try:
+        data = path.read_bytes()
+        nb = notebooks.loads(data)
+    except (OSError, notebooks.NotebookError):
+        return {"digest": "", "notes": {}, "problems": []}
+    source = source_map(course, assignment, notebook)
+    dropped = restore_metadata(nb, source)
+    notes = test_cell_notes(nb, source, assignment)
+    deleted = [item.cell_id for item in items_of(assignment) if "was deleted" in notes.get(item.id, "")]
+    return {"digest": submission_digest(data, grader_digest(assignment)), "notes": notes,
+            "problems": [f"a cell's nbgrader metadata (grade id {cell_id!r}) is not the instructor's: ignored"
+                         for cell_id in dropped] + ([deleted_cells_problem(path.name, deleted)] if deleted else [])}
+
+
+def deleted_cells_problem(filename, cell_ids):
+    """The problem a submission whose test cells were deleted records (its items are graded all the same)."""
+    return f"{filename}: test cells deleted (graded from the spec all the same): {', '.join(cell_ids)}"
+
+
+def with_notes(items, notes):
+    """The items (dicts) with each one's note added."""
+    return [dict(i, note="; ".join(n for n in (i.get("note", ""), notes.get(i["item"], "")) if n)) for i in items]
 
 
 def grade_to_data(grade, cells):
@@ -209,12 +286,8 @@ def pending_items(data):
 
 
 def worker_name():
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
-        return f"{socket.gethostname()} (pid {os.getpid()})"
+    """This grading process, for the record (on Dask, ``batch.dask_grade_job`` puts the worker's address instead)."""
+    return f"{socket.gethostname()} (pid {os.getpid()})"
 
 
 def cuda_here():

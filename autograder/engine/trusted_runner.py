@@ -10,7 +10,6 @@ the reason.
 """
 
 import atexit
-import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,6 @@ from ..checks import items_of
 from ..errors import WorkerLost
 from ..settings import settings
 from ..trusted import remote, sandbox
-from . import notebooks
 from .results import FAILED, ItemResult, grade_item
 
 
@@ -66,12 +64,6 @@ def unsandboxed_launcher(argv, scratch):
 
 
 TRUSTED_PROBLEM = "Trusted grading problem:"   # how TrustedExecute logs a problem with a submission, for the report
-NO_SANDBOX_ENV = "AUTOGRADER_NO_SANDBOX"   # "1": `grade --no-sandbox` (set by the grader for its nbgrader runs)
-
-
-def sandboxed():
-    """Whether student code runs in the sandbox: ``settings.grading.sandbox`` unless ``grade --no-sandbox``."""
-    return settings.grading.sandbox and os.environ.get(NO_SANDBOX_ENV) != "1"
 
 
 def launcher_for(confined):
@@ -81,20 +73,6 @@ def launcher_for(confined):
         return unsandboxed_launcher
     sandbox.probe()
     return sandbox_launcher
-
-
-def launcher_from_settings():
-    """The sandboxed launcher, or the plain one under ``--no-sandbox`` or ``settings.grading.sandbox`` false."""
-    return launcher_for(sandboxed())
-
-
-def notebook_cells(nb, topic):
-    """``[(cell key, source)]``: every code cell of ``nb`` but the topic's graded test cells, in order; the key is
-    the cell's grade id or ``cell <index>``."""
-    tests = {item.cell_id for item in items_of(topic)}
-    return [(notebooks.grade_id(cell) or f"cell {index}", notebooks.source_text(cell))
-            for index, cell in enumerate(nb["cells"])
-            if cell.get("cell_type") == "code" and notebooks.grade_id(cell) not in tests]
 
 
 _CLEAN = {}   # launcher -> the clean worker of this grading process

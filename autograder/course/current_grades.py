@@ -1,0 +1,102 @@
+"""The grades in force: each submission's verdict record in force, with nbgrader's gradebook's current scores.
+
+This is what the printed gradebook, ``grading-report.json``, the CSV, Gradescope and Canvas exports and ``pending``
+read (``grading.load_report``): the items' statuses, messages and the run's facts come from the record store
+(``records``), the points from the gradebook as it stands (an automatic score, or the instructor's manual score, plus
+any extra credit; then nbgrader's late penalty), so an adjustment made in the formgrader shows in every export.
+A submission graded by the formgrader's button or plain ``nbgrader autograde`` is there as soon as it is graded.
+
+Each entry (``{"student/assignment": entry}``) has the record's fields and: ``grades`` (``{item: [score, max]}``),
+``auto``, ``manual`` and ``extra_credit`` (``{item: points}``, the gradebook's, where set), ``pending``,
+``grader_errors``, ``under_review`` (item ids), ``messages`` (``{item: student-facing message}`` of each item that
+did not pass), ``notes`` (``{item: note}``) and the lateness fields (``late.lateness_fields``).
+"""
+
+from ..checks import items_of
+from ..settings import settings
+from ..engine.records import RecordStore
+from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+
+LATE_FIELDS = {"submitted_at": "", "due": "", "seconds_late": 0.0, "late_percent": 0.0, "late_penalty": 0.0,
+               "late_note": ""}
+
+
+def zero_grades(assignment):
+    """``{item: [0, points]}`` for every graded item of ``assignment``."""
+    return {item.id: [0.0, item.points] for item in items_of(assignment)}
+
+
+def entry_of(record, scores=None, late=None):
+    """One submission's entry from its ``record`` and the gradebook's ``scores`` (``{item: {"score", "max",
+    "auto", "manual", "extra_credit"}}``; None: not in the gradebook) and lateness."""
+    entry = {key: value for key, value in record.items() if key != "items"}
+    items = record.get("items", [])
+    by_status = {s: [i["item"] for i in items if i.get("status") == s] for s in (PENDING, GRADER_ERROR, UNDER_REVIEW)}
+    entry.update(pending=by_status[PENDING], grader_errors=by_status[GRADER_ERROR],
+                 under_review=by_status[UNDER_REVIEW],
+                 messages={i["item"]: i.get("message", "") for i in items
+                           if i.get("status") != PASSED and i.get("message")},
+                 notes={i["item"]: i["note"] for i in items if i.get("note")},
+                 items=items, **LATE_FIELDS)
+    grades = zero_grades(record["assignment"])
+    for item in items:
+        grades[item["item"]] = [float(item.get("score", 0.0)), float(item.get("max_score", 0.0))]
+    entry["auto"], entry["manual"], entry["extra_credit"] = {}, {}, {}
+    if scores and record.get("status") != "missing":
+        for item_id, found in scores.items():
+            grades[item_id] = [found["score"], found["max"]]
+            entry["auto"][item_id] = found["auto"]
+            if found["manual"] is not None:
+                entry["manual"][item_id] = found["manual"]
+            if found["extra_credit"] is not None:
+                entry["extra_credit"][item_id] = found["extra_credit"]
+    entry["grades"] = grades
+    if late and record.get("status") == "graded":
+        entry.update(late)
+    return entry
+
+
+def gradebook_scores(gradebook, student, assignment):
+    """``(scores, lateness)`` of one submission in an open nbgrader ``Gradebook``; ``(None, None)`` if absent."""
+    from nbgrader.api import MissingEntry
+
+    from .late import submission_lateness
+
+    try:
+        submission = gradebook.find_submission(assignment, student)
+    except MissingEntry:
+        return None, None
+    scores = {}
+    for nb in submission.notebooks:
+        for grade in nb.grades:
+            if grade.cell_type == "code":
+                scores[grade.name.removeprefix("test_")] = {
+                    "score": float(grade.score), "max": float(grade.max_score),
+                    "auto": None if grade.auto_score is None else float(grade.auto_score),
+                    "manual": None if grade.manual_score is None else float(grade.manual_score),
+                    "extra_credit": None if grade.extra_credit is None else float(grade.extra_credit)}
+    return scores, submission_lateness(submission)
+
+
+def current(course):
+    """``{"student/assignment": entry}`` for every recorded submission (see the module's docstring)."""
+    from nbgrader.api import Gradebook
+
+    records = RecordStore(course).all_latest()
+    if not records:
+        return {}
+    found = {}
+    with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
+        for key, (record, settled) in records.items():
+            scores, late = gradebook_scores(gradebook, record["student"], record["assignment"])
+            found[key] = entry_of(record, scores, settled_or(late, settled))
+    return found
+
+
+def settled_or(late, settled):
+    """The lateness as last settled under the deadlines of its run (``grading.settle_lateness``), while the
+    gradebook still holds that penalty; else as read from the gradebook now."""
+    if late is not None and settled and settled.get("late_penalty") == late["late_penalty"] and \
+            settled.get("due") == late["due"] and settled.get("submitted_at") == late["submitted_at"]:
+        return settled
+    return late

@@ -1,0 +1,194 @@
+"""One verdict record per (student, assignment, graded run), kept with its history: the one store of verdicts.
+
+Whoever grades writes the record once (``python -m autograder grade``, the formgrader's autograde button, plain
+``nbgrader autograde``, ``grade --pending`` on a GPU machine: all of them through nbgrader's autograde, whose
+``RecordedGrades`` step appends it). The gradebook's automatic scores, the report, every export, ``pending`` and the
+feedback are written from it or read it; nothing parses notebook outputs or nbgrader's log back.
+
+``grading-records/<student>/<assignment>.json`` holds ``{"history": [record, ...], "lateness": {...}}``: the records
+oldest first, the last in force (a regrade appends, nothing is overwritten), and the lateness last settled (the
+penalty itself is nbgrader's, in the gradebook). A record (plain JSON):
+
+* ``student``, ``assignment``, ``status`` ("graded", "error": it could not be graded, "missing": nothing submitted)
+* ``items``: per graded item, :class:`results.ItemResult` as a dict (points, status, message, measurements, evidence,
+  note, and for a grader error its traceback in ``detail``, for the instructor only)
+* ``seed``, ``digest`` (the content hash it was graded for), ``sandboxed``, ``graded_by`` (the path and the user),
+  ``graded_at`` (ISO 8601, UTC), ``worker``, ``gpu_worker``, ``peak_rss_mb``, ``seconds``, ``problems``
+* ``changes``: ``[{"item", "old", "new", "old_status", "new_status"}]``, each automatic score this run changed
+  against the record before it.
+
+Students never reach this directory (the sandboxed worker sees no course directory); the store is written by the
+grader's processes only, one append at a time (a lock file).
+"""
+
+import contextlib
+import datetime
+import fcntl
+import getpass
+import json
+import os
+import tempfile
+from pathlib import Path
+
+RECORDS = "grading-records"
+KEPT = "grading-results"
+
+
+def now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def who(path):
+    """``graded_by``: the way it was graded and the user who ran it."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    return f"{path} ({user})"
+
+
+def new_record(student, assignment, *, status="graded", items=(), seed=None, digest="", graded_by="",
+               sandboxed=True, problems=(), **extra):
+    record = {"student": student, "assignment": assignment, "status": status,
+              "items": [dict(i) for i in items], "seed": seed, "digest": digest, "sandboxed": bool(sandboxed),
+              "graded_by": graded_by or who("unknown"), "graded_at": now_iso(), "problems": list(problems),
+              "worker": "", "gpu_worker": "", "peak_rss_mb": 0.0, "seconds": 0.0, "changes": []}
+    record.update(extra)
+    return record
+
+
+def changes(before, after):
+    """Each item whose automatic score or status ``after`` changed against ``before`` (None: a first record)."""
+    if not before:
+        return []
+    old = {i["item"]: i for i in before.get("items", [])}
+    found = []
+    for item in after.get("items", []):
+        was = old.get(item["item"])
+        if was is None or was.get("score") != item.get("score") or was.get("status") != item.get("status"):
+            found.append({"item": item["item"], "old": None if was is None else was.get("score"),
+                          "new": item.get("score"), "old_status": None if was is None else was.get("status"),
+                          "new_status": item.get("status")})
+    return found
+
+
+def _write_json(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=1, sort_keys=True)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+
+
+class RecordError(RuntimeError):
+    """A record file that cannot be read: it is never overwritten (its history would be lost)."""
+
+
+def _read_json(path, strict=False):
+    """The JSON object in ``path``; None when there is none. ``strict``: a file that is not a JSON object raises
+    :class:`RecordError` instead of reading as None."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        if strict:
+            raise RecordError(f"{path} cannot be read ({error}); it is left as it is: move it aside to grade "
+                              "this submission again") from None
+        return None
+    if not isinstance(data, dict) and strict:
+        raise RecordError(f"{path} is not a record file; it is left as it is: move it aside to grade again")
+    return data if isinstance(data, dict) else None
+
+
+class RecordStore:
+    """``grading-records/``: every record of every submission, the last of each in force."""
+
+    def __init__(self, course):
+        self.root = Path(course) / RECORDS
+
+    def path(self, student, assignment):
+        return self.root / student / f"{assignment}.json"
+
+    @contextlib.contextmanager
+    def _locked(self):
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def history(self, student, assignment):
+        data = _read_json(self.path(student, assignment), strict=True) or {}
+        found = data.get("history")
+        return found if isinstance(found, list) else []
+
+    def latest(self, student, assignment):
+        found = self.history(student, assignment)
+        return found[-1] if found else None
+
+    def set_lateness(self, student, assignment, fields):
+        """Keep the lateness last settled for the submission (``late.settle``'s fields, under the deadlines in force
+        when it ran), beside its history; the gradebook holds the penalty itself."""
+        with self._locked():
+            path = self.path(student, assignment)
+            data = _read_json(path, strict=True) or {"history": []}
+            data["lateness"] = dict(fields)
+            _write_json(path, data)
+
+    def lateness(self, student, assignment):
+        return (_read_json(self.path(student, assignment), strict=True) or {}).get("lateness")
+
+    def append(self, record):
+        """Add ``record`` as the one in force, with what it changed against the one before; returns it."""
+        with self._locked():
+            earlier = self.history(record["student"], record["assignment"])
+            record["changes"] = changes(earlier[-1] if earlier else None, record)
+            path = self.path(record["student"], record["assignment"])
+            data = _read_json(path, strict=True) or {}
+            data["history"] = [*earlier, record]
+            _write_json(path, data)
+        return record
+
+    def all_latest(self):
+        """``{"student/assignment": (the record in force, the lateness last settled or None)}``."""
+        found = {}
+        if not self.root.exists():
+            return found
+        for path in sorted(self.root.glob("*/*.json")):
+            data = _read_json(path, strict=True) or {}
+            history = data.get("history")
+            if isinstance(history, list) and history:
+                found[f"{path.parent.name}/{path.stem}"] = (history[-1], data.get("lateness"))
+        return found
+
+
+class KeptResults:
+    """``grading-results/<student>/<assignment>.json``: a worker's finished result (``jobs.grade_job``'s data), kept
+    with its content hash before nbgrader's autograde records it; autograde records it from here (the batch sets
+    ``TrustedExecute.replay``) only when nbgrader reads the very cells that were graded."""
+
+    def __init__(self, course):
+        self.root = Path(course) / KEPT
+
+    def path(self, student, assignment):
+        return self.root / student / f"{assignment}.json"
+
+    def get(self, student, assignment, digest=None):
+        """The kept result (with content hash ``digest``, when given), or None."""
+        kept = _read_json(self.path(student, assignment))
+        if not kept or not isinstance(kept.get("result"), dict):
+            return None
+        if digest is not None and kept.get("digest") != digest:
+            return None
+        return kept["result"]
+
+    def digest(self, student, assignment):
+        return (_read_json(self.path(student, assignment)) or {}).get("digest", "")
+
+    def put(self, student, assignment, digest, result):
+        _write_json(self.path(student, assignment), {"digest": digest, "result": result})
