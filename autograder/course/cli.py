@@ -48,10 +48,7 @@ def main(argv=None):
     p.add_argument("--gradescope", metavar="DIR", help="write DIR/<student>/<assignment>/results.json")
     p.add_argument("--canvas", metavar="FILE", help="write FILE: Canvas's gradebook import CSV (a column per "
                                                      "assignment, scores after the late penalty); needs --roster")
-    p.add_argument("--roster", metavar="CSV", help="with --canvas: Canvas's gradebook export (Student, ID, SIS User "
-                                                   "ID, SIS Login ID, Section, ...)")
-    p.add_argument("--id-column", default="SIS Login ID", help="the roster's column that holds the student ids "
-                                                               "(default: SIS Login ID)")
+    _roster_options(p, "with --canvas: Canvas's gradebook export (Student, ID, SIS User ID, SIS Login ID, Section, ...)")
     p.add_argument("--canvas-column", action="append", default=[], metavar="ASSIGNMENT=TITLE (ID)",
                    help="with --canvas: the Canvas column of an assignment (default: the roster's column titled "
                         "like the assignment, else its name)")
@@ -60,10 +57,8 @@ def main(argv=None):
                                            "nbgrader zip_collect (student ids from a roster, submission times)")
     p.add_argument("assignment", help="the assignment, e.g. stability")
     p.add_argument("zip", help="the zip Canvas gave")
-    p.add_argument("--roster", metavar="CSV", help="Canvas's gradebook export: Canvas user id (ID) -> student id "
-                                                   "(default: the Canvas user id is the student id)")
-    p.add_argument("--id-column", default="SIS Login ID", help="the roster's column that holds the student ids "
-                                                               "(default: SIS Login ID)")
+    _roster_options(p, "Canvas's gradebook export: Canvas user id (ID) -> student id (default: the Canvas user id "
+                       "is the student id)")
     p.add_argument("--times", metavar="CSV", help="submission times (columns ID, submitted_at) instead of the zip "
                                                   "entries' dates")
     p.add_argument("--zip-timezone", default="UTC", help="the time zone of the zip entries' dates (default: UTC)")
@@ -112,6 +107,13 @@ def main(argv=None):
             raise
         print(f"Cannot {args.command}: {error}", file=sys.stderr)
         return 2
+
+
+def _roster_options(parser, roster_help):
+    """``--roster CSV`` (Canvas's gradebook export) and ``--id-column``, for the commands that read a roster."""
+    parser.add_argument("--roster", metavar="CSV", help=roster_help)
+    parser.add_argument("--id-column", default="SIS Login ID",
+                        help="the roster's column that holds the student ids (default: SIS Login ID)")
 
 
 def _run(parser, args):

@@ -22,6 +22,7 @@ import pytest
 from autograder.course.build import scratch_course
 from tests.browser import lab as jl
 from tests.browser.server import JupyterLab
+from tests.prerequisites import missing
 from tests.proving import ROOT
 
 # A fresh profile every launch (Playwright's default), and no background traffic: on a network that
@@ -39,18 +40,12 @@ def pytest_collection_modifyitems(items):
         items[i] = item
 
 
-def _missing(reason):
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: the browser tests must run here, not skip)", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="package")
 def chromium_path():
     path = os.environ.get("EPL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not path:
-        _missing("Chromium is not installed: run scripts/install-system-packages.sh (Debian's `chromium`) "
-                 "or set EPL_CHROMIUM to a Chromium binary")
+        missing("Chromium is not installed: run scripts/install-system-packages.sh (Debian's `chromium`) "
+                "or set EPL_CHROMIUM to a Chromium binary", "the browser tests")
     return path
 
 
@@ -59,7 +54,7 @@ def browser(chromium_path):
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("Playwright is not installed: pip install -e . installs it")
+        missing("Playwright is not installed: pip install -e . installs it", "the browser tests")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
         yield chromium

@@ -29,6 +29,7 @@ from autograder.course.build import scratch_course
 from tests.browser.server import LAB_SETTINGS
 from tests.hub import accounts
 from tests.hub.hub import CHP, Environment, JupyterHub
+from tests.prerequisites import missing
 # The student kit and its venv, shared with tests/kit (session fixtures).
 from tests.proving import ROOT
 
@@ -47,30 +48,24 @@ INSTRUCTOR_SERVER_CONFIG = {"ServerApp": {"tornado_settings": {"headers": {
 STUDENT_SERVER_CONFIG = {"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False}}}
 
 
-def _missing(reason):
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: the hub tests must run here, not skip)", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def hub_prerequisites():
     reason = accounts.missing_tools()
     if reason:
-        _missing(reason)
+        missing(reason, "the hub tests")
     try:
         import jupyterhub  # noqa: F401
     except ImportError:
-        _missing("JupyterHub is not installed: pip install -e . installs it")
+        missing("JupyterHub is not installed: pip install -e . installs it", "the hub tests")
     if not shutil.which(CHP):
-        _missing(f"{CHP} is not installed: run scripts/install-system-packages.sh (npm install -g {CHP})")
+        missing(f"{CHP} is not installed: run scripts/install-system-packages.sh (npm install -g {CHP})", "the hub tests")
     chromium = os.environ.get("EPL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
-        _missing("Chromium is not installed: run scripts/install-system-packages.sh (Debian's `chromium`)")
+        missing("Chromium is not installed: run scripts/install-system-packages.sh (Debian's `chromium`)", "the hub tests")
     try:
         from playwright.sync_api import sync_playwright  # noqa: F401
     except ImportError:
-        _missing("Playwright is not installed: pip install -e . installs it")
+        missing("Playwright is not installed: pip install -e . installs it", "the hub tests")
     return chromium
 
 

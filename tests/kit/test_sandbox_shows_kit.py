@@ -9,7 +9,6 @@ import pytest
 from autograder.checks import items_of
 from autograder.engine.results import grade_item
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
-from autograder.trusted import sandbox
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -38,14 +37,6 @@ for path in {[str(ROOT / "solutions" / "operators.py"), str(ROOT / "autograder" 
         seen[path] = type(error).__name__
 print("SEEN " + json.dumps(seen))
 """
-
-
-@pytest.fixture(scope="module")
-def ready():
-    try:
-        return sandbox.probe()
-    except sandbox.SandboxUnavailable as why:
-        pytest.skip(f"no sandbox here: {why}")
 
 
 @pytest.fixture(scope="module")

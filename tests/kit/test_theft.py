@@ -14,7 +14,6 @@ import pytest
 from autograder.checks import items_of
 from autograder.engine.results import grade_item
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
-from autograder.trusted import sandbox
 from tests.kit import theft
 
 pytestmark = pytest.mark.e2e
@@ -27,14 +26,6 @@ PLUMBING = ("autograder.trusted.processes", "autograder.trusted.worker")
 SAMPLE = (("vectorization", "masked_batch_mean", "autograder.checks.vectorization.masked_mean", "oracle"),
           ("stability", "stable_softmax", "autograder.checks.stability.softmax_cases", "ref_softmax"),
           ("operators", "masked_mean", "autograder.expected_outputs", "oracle"))
-
-
-@pytest.fixture(scope="module")
-def ready():
-    try:
-        return sandbox.probe()
-    except sandbox.SandboxUnavailable as why:
-        pytest.skip(f"no sandbox here: {why}")
 
 
 def official_scores(pairs, scratch):
