@@ -18,7 +18,7 @@ import pytest
 
 from autograder.course.kit import build_kit
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"   # the README's pin (the CPU build here)
 
 

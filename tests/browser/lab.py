@@ -122,7 +122,8 @@ def _last_count(page):
 def wait_for_run(page, after, timeout=120):
     """Wait until the kernel has run something past execution count ``after`` and is idle again.
 
-    Idle twice in a row, a tenth of a second apart, with no cell showing ``[*]``.
+    Idle five times in a row, a tenth of a second apart, with no cell showing ``[*]`` (with twice, one
+    run on 2026-11-24 took a Run All for finished while some cells had not run yet).
     """
     deadline, settled = time.monotonic() + timeout, 0
     while time.monotonic() < deadline:
@@ -130,7 +131,7 @@ def wait_for_run(page, after, timeout=120):
         running = any(c.count == "*" for c in now)
         ran = max((c.count for c in now if isinstance(c.count, int)), default=0) > after
         settled = settled + 1 if (ran and not running and kernel_idle(page)) else 0
-        if settled >= 2:
+        if settled >= 5:
             return now
         time.sleep(0.1)
     raise TimeoutError(f"the notebook did not finish running within {timeout} s; prompts: "
