@@ -25,6 +25,11 @@ def fail(check, message, *, hint=None, **measurements):
     raise CheckFailure(check, message, hint=hint, measurements=measurements)
 
 
+class UnderReview(CheckFailure):
+    """The item's evidence needs a person: a construct that only serves to evade grading, or a measurement past what
+    is plausible. It scores 0 and is recorded "under review" until an instructor accepts or rejects it."""
+
+
 class WorkerLost(RuntimeError):
     """The process running the student's code (the grading worker) died, was stopped after a deadline, or sent
     something that is not a well-formed answer. ``timed_out`` says which of the first two."""

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from ..checks import items_of
-from ..errors import CheckFailure, WorkerLost
+from ..errors import CheckFailure, UnderReview, WorkerLost
 from ..spec import PendingGPU, run_seed
 
 PASSED, FAILED, PENDING = "passed", "failed", "pending"
@@ -67,6 +67,8 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
             item.check(*(objects[n] for n in item.targets), **{**kwargs, **overrides})
     except PendingGPU as pending:
         status, message = PENDING, str(pending)
+    except UnderReview as review:
+        status, message, measurements = UNDER_REVIEW, str(review), review.measurements
     except CheckFailure as failure:
         status, message, measurements = FAILED, str(failure), failure.measurements
     except WorkerLost as lost:
