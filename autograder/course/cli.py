@@ -74,6 +74,16 @@ def main(argv=None):
                         "check in this process (for instructors; students checking their own work leave it off)")
     p.add_argument("--no-sandbox", action="store_true", help="with --trusted: run the worker without the sandbox")
 
+    p = sub.add_parser("similarity", help="after-grading/similarity-<assignment>.html: every pair of submissions "
+                                          "scored on the students' own code, the closest side by side")
+    p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="list the pairs at or above this score (default: the calibrated one, see docs/similarity.md)")
+
+    p = sub.add_parser("analysis", help="after-grading/analysis.html: per graded item, who earned it, the frequent "
+                                        "failures, the points histogram and the suspicious items")
+    p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
+
     sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
     p = sub.add_parser("kit", help="write the student kit: the release notebooks and a wheel of the checks without "
@@ -181,6 +191,17 @@ def _run(parser, args):
         print(f"wrote {wheel} and the notebooks under {os.path.join(out, 'release')}\n"
               f"students install it with: python3 -m venv .venv && .venv/bin/pip install {wheel.name}")
         return 0
+    if args.command == "similarity":
+        from .build import topics
+        from .similarity_page import write_reports
+        pages = write_reports(args.course, args.assignments or topics(args.course), args.threshold)
+        print("\n".join(f"wrote {path}" for path in pages) or "No submission found under submitted/.")
+        return 0
+    if args.command == "analysis":
+        from .analysis_page import write_pages
+        page = write_pages(args.course, args.assignments or None)
+        print(f"wrote {page} (and a page per assignment beside it)" if page else "", end="\n" if page else "")
+        return 0 if page else 1
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))
