@@ -145,6 +145,8 @@ def _run(parser, args):
                             force=args.force)
         students = sorted({r.student for r in results})
         print_gradebook(assignments, students, load_report(args.course))
+        from .similarity_page import summary_text
+        print(summary_text(args.course, assignments))
         return 3 if any(r.grader_errors for r in results) else 0   # the grader's own failure: see its summary
     if args.command == "export":
         from .build import topics

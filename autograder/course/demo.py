@@ -1,4 +1,5 @@
-"""The demo course: release every assignment, grade four sample students, print the gradebook.
+"""The demo course: release every assignment, grade four sample students, print the gradebook, and write the
+similarity and item-analysis pages (``after-grading/``; printed where they are).
 
 Runs on a fresh temporary copy of the course, so the repository is never touched:
 
@@ -68,6 +69,25 @@ def write_submissions(course, work, names):
             notebooks.write(nb, mangled / f"{topic}.ipynb")
 
 
+def show_after_grading(work, names, keep, progress=print):
+    """Write the similarity and item-analysis pages of the demo course and print where they are (copied out of a
+    temporary demo course, which is removed at the end)."""
+    from .analysis_page import write_pages
+    from .similarity import OUT
+    from .similarity_page import write_reports
+
+    progress("\nSimilarity between submissions (python -m autograder similarity):", flush=True)
+    write_reports(work, names, progress=lambda line: progress(line, flush=True))
+    progress("Item analysis (python -m autograder analysis):", flush=True)
+    write_pages(work, names, progress=lambda line: progress(line, flush=True))
+    pages = Path(work) / OUT
+    if not keep:
+        pages = Path(shutil.copytree(pages, Path(tempfile.mkdtemp(prefix="epl-demo-pages-")) / OUT))
+    progress(f"The pages: {pages / 'analysis.html'} (the course), and beside it "
+             f"similarity-<assignment>.html and analysis-<assignment>.html", flush=True)
+    return pages
+
+
 def run_demo(course=".", only=None, keep=None, progress=print, seed=None, workers=None):
     """``workers``: the local Dask cluster's processes (None: one per core; 0: grade in this process)."""
     course = Path(course).resolve()
@@ -85,6 +105,7 @@ def run_demo(course=".", only=None, keep=None, progress=print, seed=None, worker
         progress(f"Grading {len(STUDENTS)} sample students with nbgrader autograde:", flush=True)
         grade_all(work, names, list(STUDENTS), progress=progress, seed=seed, workers=workers)
         print_gradebook(names, list(STUDENTS), load_report(work))
+        show_after_grading(work, names, keep, progress)
         progress(f"\nDemo finished in {time.perf_counter() - started:.0f} s.", flush=True)
         return work
     finally:

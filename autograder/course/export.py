@@ -19,6 +19,10 @@ from .grading import points, save_report, score_after_penalty
 STATUS_COLUMNS = ["student", "status", "score", "max_score", "pending", "problems", "submitted_at", "due",
                   "seconds_late", "late_percent", "late_penalty", "total"]
 
+# the nearest other submission or course source by similarity, and its score ("ana 0.93"; docs/similarity.md):
+# evidence for a person to look at, never a grade change
+NEAREST_COLUMN = "nearest_neighbour"
+
 
 def _records(report, assignment):
     return [report[key] for key in sorted(report) if report[key]["assignment"] == assignment]
@@ -34,11 +38,15 @@ def _item_cell(record, item):
 
 
 def export_assignment_csv(course, path, assignment):
-    """One row per student, a column per graded item (``pending`` where an item waits for a GPU)."""
+    """One row per student, a column per graded item (``pending`` where an item waits for a GPU), and the nearest
+    neighbour by similarity."""
+    from .similarity import nearest_column
+
     items = items_of(assignment)
+    neighbours = nearest_column(course, assignment)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(STATUS_COLUMNS + [item.id for item in items])
+        writer.writerow(STATUS_COLUMNS + [item.id for item in items] + [NEAREST_COLUMN])
         for record in _records(save_report(course), assignment):
             score, _ = points(record.get("grades", {}))
             problems = record.get("problems", []) if record["status"] != "missing" else []
@@ -47,7 +55,7 @@ def export_assignment_csv(course, path, assignment):
                              record.get("due", ""), f"{record.get('seconds_late', 0.0):g}",
                              f"{record.get('late_percent', 0.0):g}", f"{record.get('late_penalty', 0.0):g}",
                              f"{score_after_penalty(record):g}"]
-                            + [_item_cell(record, item) for item in items])
+                            + [_item_cell(record, item) for item in items] + [neighbours.get(record["student"], "")])
     return Path(path)
 
 

@@ -4,11 +4,13 @@ What is compared is each submission's own code (:func:`own_code`): its answer ce
 lines, and the code cells the student added; the lesson's code cells and the test cells are left out. Every pair of
 submissions of an assignment is scored (:mod:`fingerprints`: normalised tokens, winnowing), and every submission
 also against the course's own code: the reference solution (``solutions/<assignment>.py``), the lesson's code of the
-release notebook, and the student kit's public Python (``kit_contents``).
+release notebook, and the student kit's public Python (``kit_contents``). (The reference is read from
+``source/<assignment>/<assignment>.ipynb``, which ``solutions/`` is built from.)
 
 A score is evidence for a person to look at (the page shows the matching lines side by side), never a grade change.
 """
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -116,18 +118,23 @@ def file_source(name, text):
 def course_sources(course, assignment, release_nb):
     """The course's own code a submission is also compared with (:data:`COURSE_SOURCES`)."""
     found = []
-    reference = Path(course) / "solutions" / f"{assignment}.py"
-    if reference.exists():
-        found.append(file_source(COURSE_SOURCES[0], reference.read_text(encoding="utf-8")))
+    source = Path(course) / "source" / assignment / f"{assignment}.ipynb"     # solutions/ is derived from it
+    if source.exists():
+        found.append(file_source(COURSE_SOURCES[0], notebooks.solutions_module(notebooks.read(source), assignment)))
     lesson = [Part(notebooks.grade_id(c) or f"cell {i}", notebooks.source_text(c).splitlines(),
                    set(range(len(notebooks.source_text(c).splitlines()))))
               for i, c in enumerate(release_nb["cells"]) if c.get("cell_type") == "code"
               and not notebooks.is_solution(c) and not notebooks.is_graded_test(c)]
     found.append(Submission(COURSE_SOURCES[1], lesson))
-    package = Path(__file__).resolve().parents[1]
-    found.append(Submission(COURSE_SOURCES[2], [file_source(relative, path.read_text(encoding="utf-8")).parts[0]
-                                                for relative, path in kit_files(package)]))
+    found.append(_kit_source())
     return found
+
+
+@functools.cache
+def _kit_source():
+    package = Path(__file__).resolve().parents[1]
+    return Submission(COURSE_SOURCES[2], [file_source(relative, path.read_text(encoding="utf-8")).parts[0]
+                                          for relative, path in kit_files(package)])
 
 
 def compare(submissions, threshold=THRESHOLD, handed_out=()):
@@ -192,3 +199,14 @@ def write_json(path, assignment, submissions, pairs, threshold):
             "problems": {s.name: s.problem for s in submissions if s.problem},
             "pairs": [asdict(p) for p in pairs]}
     Path(path).write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def nearest_column(course, assignment):
+    """``{student: "nearest score"}`` for the CSV export and ``grade``'s summary (the nearest other student or course
+    source, and the score); empty when the assignment cannot be compared (no release notebook)."""
+    try:
+        submissions, pairs = assignment_similarity(course, assignment)
+    except (notebooks.NotebookError, OSError):
+        return {}
+    students = {s.name for s in submissions if s.name not in COURSE_SOURCES}
+    return {student: f"{other} {score:.2f}" for student, (other, score) in nearest(pairs, students).items()}

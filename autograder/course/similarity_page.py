@@ -97,3 +97,19 @@ def write_reports(course, assignments, threshold=None, progress=print):
         if progress:
             progress(summary_line(assignment, submissions, pairs, threshold))
     return written
+
+
+def summary_text(course, assignments):
+    """``grade``'s short summary: per assignment, the pairs at or above the threshold (the page is written by
+    ``python -m autograder similarity``)."""
+    from .similarity import THRESHOLD, assignment_similarity, summary_line
+
+    lines = [f"\nSimilarity between submissions (pairs at or above {THRESHOLD:g}; evidence for a person, not a grade):"]
+    for assignment in assignments:
+        try:
+            submissions, pairs = assignment_similarity(course, assignment)
+        except (OSError, ValueError) as error:     # no release notebook to tell the starter code from
+            lines.append(f"  {assignment}: not compared ({error})")
+            continue
+        lines.append(summary_line(assignment, submissions, pairs))
+    return "\n".join(lines)
