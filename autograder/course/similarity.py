@@ -53,12 +53,15 @@ class Submission:
 
     def tokens(self):
         """The normalised tokens of every part, each line numbered across the parts as the page shows them."""
-        found, offset = [], 0
+        found, offset, statements_before = [], 0, 0
         for part in self.parts:
-            for token in normalised_tokens("\n".join(part.lines) + "\n", part.counted):
+            tokens = normalised_tokens("\n".join(part.lines) + "\n", part.counted)
+            for token in tokens:
                 token.line += offset + 1         # after the part's header line on the page
+                token.statement += statements_before        # a statement never runs on into the next cell
                 found.append(token)
             offset += len(part.lines) + 1
+            statements_before = found[-1].statement + 1 if found else 0
         return found
 
 
