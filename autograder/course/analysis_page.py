@@ -23,12 +23,14 @@ def _plots(stats, folder):
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     folder.mkdir(parents=True, exist_ok=True)
     names = []
     fig, ax = plt.subplots(figsize=(6.4, 3.0), dpi=100)
     bins = max(1, min(20, int(stats.max_score) or 1))
     ax.hist(stats.totals, bins=bins, range=(0, max(stats.max_score, 1)), color="#4c72b0", edgecolor="white")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(f"points (out of {stats.max_score:g})")
     ax.set_ylabel("students")
     ax.set_title(f"{stats.assignment}: points of {len(stats.totals)} graded submissions")

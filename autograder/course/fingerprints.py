@@ -165,22 +165,25 @@ def statements(tokens):
     return found
 
 
-def statement_similarity(a, b, min_tokens=1, ignored=frozenset(), shortest=4):
-    """``(score, a's matching tokens, b's matching tokens)`` over whole statements: the larger of the two sides'
-    shares of tokens in statements the other side also has, normalised; statements in ``ignored`` (the handed-out
-    code), imports and those shorter than ``shortest`` tokens (``return V``) count on neither side.
+def statement_index(tokens, ignored=frozenset(), shortest=4):
+    """``{normalised statement: [its tokens]}`` of the statements that count: not in ``ignored`` (the handed-out
+    code), not an import, and at least ``shortest`` tokens long (``return V`` counts for nobody)."""
+    return {text: group for text, group in statements(tokens).items()
+            if text not in ignored and len(text.split()) >= shortest and not text.startswith(("import ", "from "))}
+
+
+def statement_similarity(mine, theirs, min_tokens=1):
+    """``(score, mine's matching lines, theirs' matching lines)`` over whole statements (two
+    :func:`statement_index` es): the larger of the two sides' shares of tokens in statements the other side also
+    has; a side with fewer than ``min_tokens`` tokens counts as that many.
 
     Insensitive to the order of functions and to statements added around the copied ones (dead code)."""
-    def weighed(tokens):
-        return {text: group for text, group in statements(tokens).items()
-                if text not in ignored and len(text.split()) >= shortest and not text.startswith(("import ", "from "))}
-    mine, theirs = weighed(a), weighed(b)
     shared = mine.keys() & theirs.keys()
-    in_a = {id(t) for text in shared for t in mine[text]}
-    in_b = {id(t) for text in shared for t in theirs[text]}
-    total_a = sum(len(g) for g in mine.values())
-    total_b = sum(len(g) for g in theirs.values())
     if not shared:
         return 0.0, set(), set()
-    score = max(len(in_a) / max(total_a, min_tokens), len(in_b) / max(total_b, min_tokens))
+    in_a = sum(len(mine[text]) for text in shared)
+    in_b = sum(len(theirs[text]) for text in shared)
+    total_a = sum(len(g) for g in mine.values())
+    total_b = sum(len(g) for g in theirs.values())
+    score = max(in_a / max(total_a, min_tokens), in_b / max(total_b, min_tokens))
     return score, {t.line for text in shared for t in mine[text]}, {t.line for text in shared for t in theirs[text]}

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..engine import notebooks
 from ..kit_contents import kit_files
-from .fingerprints import fingerprint, normalised_tokens, similarity, statement_similarity, statements
+from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_similarity,
+                           statements)
 
 # Calibrated on this course (tests/course/test_similarity.py, docs/similarity.md, 2026-11-24): over the eight
 # assignments, every disguised copy (renamed names, reordered functions, comments, dead code, whitespace) scored 1.0
@@ -52,6 +53,11 @@ class Submission:
         return found
 
     def tokens(self):
+        if self.name == COURSE_SOURCES[2]:
+            return _kit_tokens()
+        return self.own_tokens()
+
+    def own_tokens(self):
         """The normalised tokens of every part, each line numbered across the parts as the page shows them."""
         found, offset, statements_before = [], 0, 0
         for part in self.parts:
@@ -134,6 +140,11 @@ def course_sources(course, assignment, release_nb):
 
 
 @functools.cache
+def _kit_tokens():
+    return _kit_source().own_tokens()
+
+
+@functools.cache
 def _kit_source():
     package = Path(__file__).resolve().parents[1]
     return Submission(COURSE_SOURCES[2], [file_source(relative, path.read_text(encoding="utf-8")).parts[0]
@@ -147,15 +158,16 @@ def compare(submissions, threshold=THRESHOLD, handed_out=()):
     ignored = frozenset(text for s in handed_out for text in statements(s.tokens()))
     tokens = {s.name: s.tokens() for s in submissions if not s.problem}
     prints = {name: fingerprint(found) for name, found in tokens.items()}
+    plain = {name: statement_index(found) for name, found in tokens.items()}
+    without_given = {name: statement_index(found, ignored) for name, found in tokens.items()}
     names = list(tokens)
     pairs = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             if a in COURSE_SOURCES and b in COURSE_SOURCES:
                 continue
-            course_side = a in COURSE_SOURCES or b in COURSE_SOURCES
-            score, a_lines, b_lines = statement_similarity(tokens[a], tokens[b], MIN_TOKENS,
-                                                           frozenset() if course_side else ignored)
+            index = plain if a in COURSE_SOURCES or b in COURSE_SOURCES else without_given
+            score, a_lines, b_lines = statement_similarity(index[a], index[b], MIN_TOKENS)
             runs = similarity(prints[a], prints[b], MIN_TOKENS)[0]
             pair = Pair(a, b, round(score, 3), round(runs, 3))
             if score >= threshold:
@@ -211,5 +223,8 @@ def nearest_column(course, assignment):
         submissions, pairs = assignment_similarity(course, assignment)
     except (notebooks.NotebookError, OSError):
         return {}
-    students = {s.name for s in submissions if s.name not in COURSE_SOURCES}
-    return {student: f"{other} {score:.2f}" for student, (other, score) in nearest(pairs, students).items()}
+    students = {s.name for s in submissions if s.name not in COURSE_SOURCES and s.parts}
+    found = {s.name: "(no code of their own)" if not s.problem else "(not compared: the notebook cannot be read)"
+             for s in submissions if s.name not in COURSE_SOURCES and not s.parts}
+    found.update({student: f"{other} {score:.2f}" for student, (other, score) in nearest(pairs, students).items()})
+    return found

@@ -39,10 +39,10 @@ def page(assignment, submissions, pairs, threshold):
         f'<td class="high">{p.score:.2f}</td><td>{p.runs:.2f}</td></tr>' for n, p in enumerate(flagged))
     best = nearest(pairs, set(students))
     neighbours = "".join(
-        f"<tr><td>{html.escape(s)}</td><td>{html.escape(best[s][0]) if s in best else '-'}</td>"
-        f"<td class=\"{'high' if s in best and best[s][1] >= threshold else ''}\">"
-        f"{best[s][1]:.2f}</td></tr>" if s in best else f"<tr><td>{html.escape(s)}</td><td>-</td><td>-</td></tr>"
-        for s in students)
+        f"<tr><td>{html.escape(s)}</td><td>no code of their own</td><td>-</td></tr>" if not by_name[s].parts else
+        f"<tr><td>{html.escape(s)}</td><td>{html.escape(best[s][0])}</td>"
+        f"<td class=\"{'high' if best[s][1] >= threshold else ''}\">{best[s][1]:.2f}</td></tr>" if s in best else
+        f"<tr><td>{html.escape(s)}</td><td>-</td><td>-</td></tr>" for s in students)
     problems = "".join(f"<li>{html.escape(s.name)}: {html.escape(s.problem)}</li>" for s in submissions if s.problem)
     sections = []
     for n, p in enumerate(flagged):
@@ -88,8 +88,14 @@ def write_reports(course, assignments, threshold=None, progress=print):
     threshold = THRESHOLD if threshold is None else threshold
     written = []
     for assignment in assignments:
-        submissions, pairs = assignment_similarity(course, assignment, threshold)
-        if not any(s.name not in COURSE_SOURCES for s in submissions):
+        submitted = Path(course) / "submitted"
+        if not any(submitted.glob(f"*/{assignment}")):
+            continue                                   # nobody submitted it: nothing to compare
+        try:
+            submissions, pairs = assignment_similarity(course, assignment, threshold)
+        except (OSError, ValueError) as error:         # no release notebook to tell the starter code from
+            if progress:
+                progress(f"  {assignment}: not compared (release/{assignment}/{assignment}.ipynb: {error})")
             continue
         out = Path(course) / OUT
         written.append(write_page(out / f"similarity-{assignment}.html", assignment, submissions, pairs, threshold))

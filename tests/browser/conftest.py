@@ -30,12 +30,14 @@ from tests.proving import ROOT
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 800}
+GRADED_COURSE_TESTS = ("test_instructor.py", "test_after_grading.py")   # they need the gradebook job's course
 
 
 def pytest_collection_modifyitems(items):
-    """The instructor's tests after the student's: the gradebook they need is prepared meanwhile."""
+    """The instructor's tests (and the after-grading pages') after the student's: the gradebook they need is prepared
+    meanwhile."""
     here = [i for i, item in enumerate(items) if Path(item.path).parent == Path(__file__).parent]
-    ordered = sorted((items[i] for i in here), key=lambda item: Path(item.path).name == "test_instructor.py")
+    ordered = sorted((items[i] for i in here), key=lambda item: Path(item.path).name in GRADED_COURSE_TESTS)
     for i, item in zip(here, ordered):
         items[i] = item
 
@@ -98,7 +100,7 @@ def gradebook_job(request, chromium_path, course, tmp_path_factory):
     (``tests/browser/gradebook.py``: the real nbgrader commands) in a process of its own, which works
     while the student tests run: it needs the CPU when they mostly wait for the page.
     """
-    if not any(Path(item.path).name == "test_instructor.py" for item in request.session.items):
+    if not any(Path(item.path).name in GRADED_COURSE_TESTS for item in request.session.items):
         yield None
         return
     job = Background([sys.executable, "-m", "tests.browser.gradebook", str(course)],

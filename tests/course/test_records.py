@@ -78,6 +78,7 @@ def _exports_equal_the_gradebook(work, tmp_path, students):
         total = sum(s for s, _ in book[student].values())
         assert {i: float(rows[student][i]) for i in FULL} == {i: s for i, (s, _) in book[student].items()}
         assert float(rows[student]["total"]) == float(wide_rows[student][TOPIC]) == total
+        assert rows[student]["nearest_neighbour"].rsplit(" ", 1)[0] in {*students, "reference solution"} - {student}
         gradescope = json.loads((tmp_path / "gs" / student / TOPIC / "results.json").read_text(encoding="utf-8"))
         assert {t["name"]: t["score"] for t in gradescope["tests"]} == {i: s for i, (s, _) in book[student].items()}
         assert gradescope["score"] == total

@@ -93,3 +93,22 @@ def test_page_shows_flagged_pairs_side_by_side_without_javascript():
     html = page("stability", submissions, pairs, sim.THRESHOLD)
     assert "<script" not in html and html.count('class="same"') >= 6 and 'id="pair-0"' in html
     assert "cleo" in html.split("nearest neighbour")[1]
+
+
+def test_nearest_column_and_grade_summary_read_the_submitted_notebooks(tmp_path):
+    from autograder.course.build import scratch_course
+    from autograder.course.similarity_page import summary_text
+
+    work = scratch_course(ROOT, tmp_path / "course", with_release=True)
+    release_nb = notebooks.read(work / "release" / "stability" / "stability.ipynb")
+    reference = notebooks.solution_sources(notebooks.read(ROOT / "source" / "stability" / "stability.ipynb"))
+    for student, nb in {"ann": _submission(release_nb, reference), "bob": release_nb}.items():
+        (work / "submitted" / student / "stability").mkdir(parents=True)
+        notebooks.write(nb, work / "submitted" / student / "stability" / "stability.ipynb")
+    (work / "submitted" / "cat" / "stability").mkdir(parents=True)
+    (work / "submitted" / "cat" / "stability" / "stability.ipynb").write_text("{not json", encoding="utf-8")
+    assert sim.nearest_column(work, "stability") == {"ann": "reference solution 1.00", "bob": "(no code of their own)",
+                                                     "cat": "(not compared: the notebook cannot be read)"}
+    text = summary_text(work, ["stability", "amp"])
+    assert "stability: 1 pair(s) at or above 0.8 (e.g. ann ~ reference solution 1.00)" in text
+    assert "amp: 0 submissions" in text
