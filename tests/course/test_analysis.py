@@ -1,6 +1,8 @@
 """The item analysis (``python -m autograder analysis``) on a synthetic class of 40 students graded in-process, with
 one planted broken item: it must come first among the suspicious items."""
 
+import functools
+
 import torch
 
 from autograder.course.analysis import analyse, analyse_course
@@ -32,9 +34,11 @@ def _graded(namespace):
     return [r.as_dict() for r in results + [grade_item(BROKEN, namespace, seed=7, hidden=False)]]
 
 
+@functools.cache
 def synthetic_class():
     """``{student: item results}``: 8 reference, 4 second-solution, 4 untouched and 24 mutant students (12 mutants,
-    two students each): a disguised copy grades as its original, so each distinct code is graded once."""
+    two students each): a disguised copy grades as its original, so each distinct code is graded once (and once per
+    test session: the browser test's picture reads the same)."""
     mutants = list(MUTANTS.items())[::2]
     distinct = {"reference": reference(TOPIC), "alternative": alternative(TOPIC), "stub": stub(TOPIC),
                 **{name: with_replacements(TOPIC, replacements) for name, (replacements, _) in mutants}}

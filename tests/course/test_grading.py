@@ -87,6 +87,16 @@ def test_demo_reports_broken_notebooks_by_name_and_keeps_every_record(demo_cours
     assert read_grades(demo_course, "mangled", first)
 
 
+def test_demo_writes_the_similarity_and_analysis_pages(demo_course):
+    pages = demo_course / "after-grading"
+    for topic in TOPICS:
+        assert (pages / f"similarity-{topic}.html").is_file() and (pages / f"analysis-{topic}.html").is_file()
+    data = json.loads((pages / "similarity-stability.json").read_text(encoding="utf-8"))
+    flagged = {(p["a"], p["b"]) for p in data["pairs"] if p["score"] >= data["threshold"]}
+    assert ("reference", "reference solution") in flagged and ("buggy", "untouched") not in flagged
+    assert "analysis-stability.html" in (pages / "analysis.html").read_text(encoding="utf-8")
+
+
 def test_exports_one_table_per_assignment_with_pending_items(demo_course, tmp_path):
     paths = export_csv(demo_course, tmp_path / "grades.csv", TOPICS)
     assert [p.name for p in paths] == [f"grades-{t}.csv" for t in TOPICS]
