@@ -1,4 +1,4 @@
-"""Fingerprints of Python code that survive renaming, reordering, comments and whitespace (winnowing, as MOSS).
+"""Fingerprints of Python code that survive renaming, reordering, comments and whitespace (statements; winnowing).
 
 The code is read with Python's own ``tokenize``: comments, docstrings, blank lines, indentation and line breaks are
 dropped; every name the code binds itself (variables, arguments, helper functions) becomes ``V``, while keywords,
@@ -7,6 +7,9 @@ independent solutions that call different library functions stay apart. Every ru
 hashed (a fixed hash: the same on every machine and run) and winnowing keeps the smallest hash of each window of
 :data:`WINDOW` hashes (Schleimer, Wilkerson and Aiken, "Winnowing", SIGMOD 2003): any shared run of
 ``K + WINDOW - 1`` tokens is guaranteed to be found, whatever order the functions come in.
+
+The same tokens grouped by statement (a logical line: a statement, or a compound statement's header) give the
+statement score (:func:`statement_similarity`), which added statements (dead code) and reordering cannot lower.
 
 Code that does not tokenize (a student's syntax error) is split by a plain pattern instead, so it is still compared.
 """

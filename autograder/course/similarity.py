@@ -2,10 +2,10 @@
 
 What is compared is each submission's own code (:func:`own_code`): its answer cells without the handed-out starter
 lines, and the code cells the student added; the lesson's code cells and the test cells are left out. Every pair of
-submissions of an assignment is scored (:mod:`fingerprints`: normalised tokens, winnowing), and every submission
-also against the course's own code: the reference solution (``solutions/<assignment>.py``), the lesson's code of the
-release notebook, and the student kit's public Python (``kit_contents``). (The reference is read from
-``source/<assignment>/<assignment>.ipynb``, which ``solutions/`` is built from.)
+submissions of an assignment is scored (:mod:`fingerprints`: the share of normalised statements in common, and beside
+it the share of winnowed token runs), and every submission also against the course's own code: the reference
+solution (read from ``source/<assignment>/<assignment>.ipynb``, which ``solutions/`` is built from), the lesson's
+code of the release notebook, and the student kit's public Python (``kit_contents``).
 
 A score is evidence for a person to look at (the page shows the matching lines side by side), never a grade change.
 """

@@ -112,3 +112,14 @@ def test_nearest_column_and_grade_summary_read_the_submitted_notebooks(tmp_path)
     text = summary_text(work, ["stability", "amp"])
     assert "stability: 1 pair(s) at or above 0.8 (e.g. ann ~ reference solution 1.00)" in text
     assert "amp: 0 submissions" in text
+
+
+def test_code_that_does_not_parse_is_still_compared_and_disguises_are_deterministic():
+    from autograder.course.fingerprints import normalised_tokens
+    from tests.course.disguise import disguise
+
+    broken = "def f(x:\n    total = x.sum(dim=0\n    return total * 2\n"
+    assert [t.text for t in normalised_tokens(broken)][:8] == ["def", "V", "(", "V", ":", "V", "=", "V"]
+    source = independent("stability")["alternative"]
+    assert disguise(source, 3, "s") == disguise(source, 3, "s") != disguise(source, 3, "t")
+    assert "unused_" in disguise(source, 3, "s") and "unused_" not in disguise(source, 2, "s")
