@@ -74,6 +74,11 @@ def main(argv=None):
                         "check in this process (for instructors; students checking their own work leave it off)")
     p.add_argument("--no-sandbox", action="store_true", help="with --trusted: run the worker without the sandbox")
 
+    p = sub.add_parser("evidence", help="the evidence table: every graded item, its points, what earns them (data, "
+                                        "clock, source) and what only the worker says")
+    p.add_argument("--write", action="store_true", help="write it into docs/security.md between its markers")
+    p.add_argument("--check", action="store_true", help="exit 1 when docs/security.md's table is stale")
+
     sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
     p = sub.add_parser("kit", help="write the student kit: the release notebooks and a wheel of the checks without "
@@ -181,6 +186,9 @@ def _run(parser, args):
         print(f"wrote {wheel} and the notebooks under {os.path.join(out, 'release')}\n"
               f"students install it with: python3 -m venv .venv && .venv/bin/pip install {wheel.name}")
         return 0
+    if args.command == "evidence":
+        from .evidence import run
+        return run(args.course, write=args.write, check=args.check)
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))
