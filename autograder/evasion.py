@@ -7,7 +7,8 @@ the record, until an instructor accepts (the item is graded on its evidence as i
 (``python -m autograder review``). The list (docs/security.md):
 
 * turning off torch's modes or dispatch, or any ``torch._C`` internal: ``torch._C.DisableTorchFunction``,
-  ``torch._C._DisableTorchDispatch``, ``torch.utils._python_dispatch._disable_current_modes``, ``torch.overrides``;
+  ``torch._C._DisableTorchDispatch``, ``torch.utils._python_dispatch._disable_current_modes``, ``torch.overrides``
+  (each use, resolved through import aliases; an import alone does nothing and is not flagged);
 * assigning or deleting attributes of ``torch``, its modules or ``autograder`` (``torch.sum = ...``,
   ``setattr(torch, ...)``), ``sys.modules``, ``builtins``/``__builtins__``;
 * importing ``autograder`` from an answer cell (a cell that defines an exercise's answer) or inside a definition,
@@ -21,7 +22,8 @@ the record, until an instructor accepts (the item is graded on its evidence as i
 Honest look-alikes stay unflagged: ``model.eval()``, ``torch.compile``, ``setattr(self, name, value)``,
 ``getattr(self, name)``, a docstring that mentions ``torch._C``. A false alarm on honest code is as serious as a
 missed cheat: ``tests/test_evasion_calibration.py`` runs this over every reference, alternative, mutant, the demo's
-students and the adversarial suite's honest students.
+students and the adversarial suite's honest students. Read in process (the kit's proofs), only the answers' own
+definitions count: a test module that defines a student's function is no submission.
 """
 
 import ast
@@ -120,8 +122,8 @@ class _Scanner:
         if root == "autograder" and (inside or part.label in self.answer_cells):
             where = "inside a definition" if inside else "in a cell that defines an answer"
             self.flag(part, node, f"imports `{dotted}` {where}", scope)
-        elif root in FORBIDDEN_MODULES or dotted.startswith(TORCH_HIDING) or dotted.split(".")[-1] in HIDING_NAMES:
-            self.flag(part, node, f"imports `{dotted}`", scope)
+        # Importing torch internals, ctypes or importlib does nothing by itself: each use of the name is flagged
+        # where it is (resolved through the import), so that only the items whose answers use it are affected.
 
     def _dotted(self, part, node, dotted, scope, inside):
         if not dotted:
@@ -213,18 +215,18 @@ def scan(submission, answer_names=()):
 
 
 def affecting(submission, targets, answer_names=()):
-    """``[Finding]``: the evasive constructs that ``targets``' answers reach, and those at module level (in the files
-    that hold the answers, when read in process)."""
+    """``[Finding]``: the evasive constructs that ``targets``' answers reach, and those at module level (read in
+    process, from the files that define the objects: the answers' own definitions only)."""
     found = scan(submission, answer_names)
     if not found:
         return []
-    scopes, parts = set(), set()
+    scopes = set()
     for target in targets:
         answer = submission.answer(target)
         if answer is None:
             continue
-        parts.add(answer.definition.part.label)
         scopes.update((d.part.label, id(d.node)) for d in answer.reached)
-    in_force = parts if submission.in_process else {p.label for p in submission.parts}
+    in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
+    # answers' own definitions only (a test module that defines a student's function is no submission)
     return [e.finding for e in found
             if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes]

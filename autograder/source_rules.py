@@ -16,6 +16,8 @@ Rules:
   A method of the student's own class with that name is theirs, not the builtin.
 * :func:`made_by` ``(target, name)``: the answer is the result of ``name`` (``scripted = torch.jit.script(loop)``,
   or a ``def`` decorated with it).
+* :func:`safe_load` ``(target)``: every ``torch.load`` passes ``weights_only=True`` or keeps its default (True
+  since torch 2.6), and nothing of ``pickle``/``dill``/``marshal``/``joblib`` is called.
 * :func:`autograd_function` ``(cls_target, fn_target)``: ``cls_target`` subclasses ``torch.autograd.Function`` with
   ``forward`` and ``backward`` staticmethods, and ``fn_target`` uses ``cls_target.apply``.
 """
@@ -209,6 +211,56 @@ class AutogradFunction(SourceRule):
         return found
 
 
+@dataclass(frozen=True)
+class SafeLoad(SourceRule):
+    kind = "safe load"
+    hint = "Load with `torch.load(path, weights_only=True)`: it rebuilds tensors and plain data and runs nothing."
+
+    def describe(self):
+        return f"every `torch.load` in `{self.target}` keeps `weights_only=True`; no `pickle`"
+
+    def findings(self, answer):
+        found, aliases = [], answer.aliases()
+        for part, node in answer.nodes():
+            if not isinstance(node, ast.Call):
+                continue
+            called = resolve_dotted(node.func, aliases) or ""
+            if called.split(".")[0] in ("pickle", "dill", "cloudpickle", "marshal", "shelve", "joblib"):
+                found.append(Finding(f"`{self.target}` calls `{called}`, which can run any code a file holds",
+                                     part.where(node)))
+            elif called in ("torch.load", "torch.serialization.load"):
+                given = {k.arg: k.value for k in node.keywords}
+                if None in given or ("weights_only" in given and not _true(given["weights_only"], answer)):
+                    found.append(Finding(f"`{self.target}` calls `{called}` without `weights_only=True`",
+                                         part.where(node)))
+        return found
+
+
+def _true(value, answer):
+    """``value`` is the constant True, or a parameter whose default is True and that nothing assigns again."""
+    if isinstance(value, ast.Constant):
+        return value.value is True
+    if not isinstance(value, ast.Name):
+        return False
+    nodes = [node for _, node in answer.nodes()]
+    if any(isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, (ast.Store, ast.Del)) for n in nodes):
+        return False
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                if arg.arg == value.id:
+                    return isinstance(default, ast.Constant) and default.value is True
+    return False
+
+
+def safe_load(target):
+    return SafeLoad(target)
+
+
 def no_loop(target):
     return NoLoop(target)
 
@@ -256,4 +308,4 @@ def expect_source(check, rules, submission):
 
 
 __all__ = ["BUILTINS", "Finding", "SourceRule", "autograd_function", "expect_source", "made_by", "no_call",
-           "no_loop", "rule_findings"]
+           "no_loop", "rule_findings", "safe_load"]

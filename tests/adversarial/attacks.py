@@ -1197,8 +1197,8 @@ ATTACKS = [
            {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_ENABLED},
            only("operators", "masked_mean", "masked_mean_special_values"), reported="under review"),   # torch._C
     Attack("mode_aware_stack", "operators", "vectorized only while a TorchFunctionMode is on the stack",
-           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_STACK}, nothing("operators"),   # imports torch.overrides
-           reported="under review"),
+           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_STACK},
+           only("operators", "masked_mean", "masked_mean_special_values"), reported="under review"),   # overrides
     # --- evidence the worker reports about itself, forged (issue 24): the source says what the worker hides
     Attack("hide_every_op", "operators", "a loop row_sum run inside _disable_current_modes() and "
            "torch._C.DisableTorchFunction(): the recorder sees no op", {"masked_mean": REFERENCE, "row_sum": HIDE_EVERY_OP},

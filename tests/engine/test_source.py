@@ -104,7 +104,9 @@ HIDE = ("import torch\n"
     (("def row_sum(x):\n    return __import__('torch').sum(x, 0)",), "`__import__`"),
     (("import importlib\ndef row_sum(x):\n    return importlib.import_module('torch').sum(x, 0)",), "importlib"),
     (("import builtins\nbuiltins.sum = None\ndef row_sum(x):\n    return x.sum(0)",), "builtins"),
-    (("import ctypes\ndef row_sum(x):\n    return x.sum(0)",), "ctypes"),
+    (("import ctypes\ndef row_sum(x):\n    ctypes.pythonapi\n    return x.sum(0)",), "ctypes"),
+    (("from torch._C import DisableTorchFunction as quiet\ndef row_sum(x):\n    with quiet():\n"
+      "        return x.sum(0)",), "torch._C.DisableTorchFunction"),
     (("import sys\nsys.modules['autograder.oprecorder'] = None\ndef row_sum(x):\n    return x.sum(0)",), "sys.modules"),
 ])
 def test_evasion_puts_the_answers_item_under_review(cells, expected):
@@ -130,3 +132,17 @@ def test_evasion_only_affects_the_items_whose_answer_reaches_it():
 ])
 def test_honest_look_alikes_are_not_flagged(cell):
     assert flagged(["row_sum"], cell, "def row_sum(x):\n    return x.sum(0)") == []
+
+
+@pytest.mark.quick
+def test_safe_load():
+    from autograder.source_rules import safe_load
+    rule = safe_load("load_checkpoint")
+    ok = "import torch\ndef load_checkpoint(path, model):\n    s = torch.load(path{})\n    model.load_state_dict(s)"
+    assert broken(rule, ok.format("")) == [] and broken(rule, ok.format(", weights_only=True")) == []
+    assert broken(rule, ok.format(", weights_only=False")) and broken(rule, ok.format(", **options"))
+    assert broken(rule, ok.format(", weights_only=model")) and broken(rule, "import torch\ndef load_checkpoint(path, "
+                  "safe=True):\n    safe = False\n    return torch.load(path, weights_only=safe)")
+    assert broken(rule, "import torch\ndef load_checkpoint(path, safe=True):\n    return torch.load(path, "
+                        "weights_only=safe)") == []
+    assert broken(rule, "import pickle\ndef load_checkpoint(path, model):\n    return pickle.load(open(path, 'rb'))")

@@ -108,7 +108,7 @@ def speed_args(device, seed=0):
     return (torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device),)
 
 
-@graded(2, evidence=("data", "clock"), worker_facts="op counts explain a miss")
+@graded(2, evidence=("data", "clock"))
 def check_row_sum_speed(row_sum, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
     faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""
