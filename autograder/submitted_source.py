@@ -160,6 +160,12 @@ class Submission:
 
     def answer(self, target):
         """The :class:`Answer` named ``target``, or None when the submission defines no such name."""
+        cache = self.__dict__.setdefault("_answers", {})
+        if target not in cache:
+            cache[target] = self._find_answer(target)
+        return cache[target]
+
+    def _find_answer(self, target):
         if self._located is not None:
             if target not in self._located:
                 return None
