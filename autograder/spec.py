@@ -48,6 +48,9 @@ class Item:
     visible: dict = field(default_factory=dict)   # keyword arguments of the visible test (seed 0 by default)
     hidden: tuple = ()          # keyword arguments of each hidden variant; its seed is drawn at grading time
     needs: str | None = None    # "cuda": graded only on a machine with a GPU (pending elsewhere)
+    source: tuple = ()          # rules read from the submitted source (autograder.source_rules): no_loop, no_call...
+    evidence: tuple = ()        # what earns its points: "data", "clock", "source" (evidence_of adds "source")
+    worker_facts: str = ""      # what the worker reports for it, which explains or costs points, never earns them
 
     @property
     def name(self):
@@ -73,8 +76,22 @@ class Item:
         return calls
 
 
-def graded(points=1.0, *, visible=None, hidden=(), needs=None):
-    """Declare the decorated ``check_<name>`` a graded item of its topic's module."""
+EVIDENCE = ("data", "clock", "source")
+
+
+def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), evidence=("data",), worker_facts=""):
+    """Declare the decorated ``check_<name>`` a graded item of its topic's module.
+
+    ``source``: rules on how its answer is written, read from the submitted source by the grader
+    (``autograder.source_rules``: ``no_loop("row_sum")``, ``no_call("stable_softmax", "softmax")``...).
+    ``evidence``: what its points rest on, of :data:`EVIDENCE` ("data": what comes back, judged in the grader;
+    "clock": the grader's clock on inputs drawn at grading time); "source" is added when ``source`` declares rules.
+    ``worker_facts``: what the worker reports about itself for this item (op counts, node types): it explains and
+    may cost points, never earns them alone. ``python -m autograder evidence`` lists them all (docs/security.md)."""
+    unknown = set(evidence) - set(EVIDENCE)
+    if unknown:
+        raise ValueError(f"evidence must be among {EVIDENCE}, not {sorted(unknown)}")
+    evidence = tuple(dict.fromkeys([*evidence, *(["source"] if source else [])]))
     def declare(fn):
         if not fn.__name__.startswith("check_"):
             raise ValueError(f"graded checks are named check_<item>, not {fn.__name__}")
@@ -90,7 +107,8 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None):
 
         package = topic_package(fn.__module__)
         item = Item(package.rsplit(".", 1)[-1], fn.__name__[len("check_"):], run, float(points),
-                    dict(visible or {}), tuple(dict(h) for h in hidden), needs)
+                    dict(visible or {}), tuple(dict(h) for h in hidden), needs, tuple(source), evidence,
+                    worker_facts)
         run.item = item
         _REGISTRY.setdefault(package, []).append(item)
         return run

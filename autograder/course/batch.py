@@ -216,6 +216,7 @@ def _write(course, plan, seed, sandbox, out):
     scored = f"{result.score:g}/{result.max_score:g} points" if result.status != "missing" else "missing"
     waiting = f", {len(result.pending)} pending a GPU" if result.pending else ""
     waiting += f", GRADER ERROR in {', '.join(result.grader_errors)}" if result.grader_errors else ""
+    waiting += f", UNDER REVIEW: {', '.join(result.under_review)}" if result.under_review else ""
     note = f"  ! {'; '.join(result.problems)}" if result.problems and result.status != "missing" else ""
     worked = plan.result.get("seconds", 0.0) if plan.result else result.seconds
     out.step(f"{plan.student}/{plan.assignment}: {scored}{waiting} ({worked:.1f} s){note}",
@@ -241,7 +242,8 @@ def summary(results, plans, seconds, executor):
     if graded:
         line += (f". {len(graded)} notebooks graded: {seconds / len(graded):.1f} s each in wall time, "
                  f"{work / len(graded):.1f} s of grading each; largest process {rss:.0f} MB")
-    return line + "." + changes_text(results, {p.key for p in plans if p.action != "keep"}) + grader_errors_text(broken)
+    return (line + "." + changes_text(results, {p.key for p in plans if p.action != "keep"})
+            + grader_errors_text(broken) + under_review_text(results))
 
 
 def changes_text(results, regraded):
@@ -254,6 +256,13 @@ def changes_text(results, regraded):
             c.get("old") is not None for c in r.changes)]
     return ("\nChanged by this regrade (automatic scores; manual scores and extra credit are kept):\n"
             + "\n".join(lines)) if lines else ""
+
+
+def under_review_text(results):
+    """The items put under review (a construct that only serves to evade grading): 0 until the instructor decides."""
+    lines = [f"  {r.student}/{r.assignment}: {', '.join(r.under_review)}" for r in results if r.under_review]
+    return ("\nUNDER REVIEW (0 points until you decide; `python -m autograder review` lists each construct and its "
+            "line):\n" + "\n".join(lines)) if lines else ""
 
 
 def grader_errors_text(broken):

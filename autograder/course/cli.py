@@ -84,6 +84,20 @@ def main(argv=None):
                                         "failures, the points histogram and the suspicious items")
     p.add_argument("assignments", nargs="*", help="only these assignments (default: all)")
 
+    p = sub.add_parser("evidence", help="the evidence table: every graded item, its points, what earns them (data, "
+                                        "clock, source) and what only the worker says")
+    p.add_argument("--write", action="store_true", help="write it into docs/security.md between its markers")
+    p.add_argument("--check", action="store_true", help="exit 1 when docs/security.md's table is stale")
+
+    p = sub.add_parser("review", help="list the items under review (a construct that only serves to evade grading), "
+                                      "or accept or reject one; the decision is kept across regrades")
+    decide = p.add_mutually_exclusive_group()
+    decide.add_argument("--accept", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "ITEM"),
+                        help="not evasion: grade the item on its evidence as if it were not flagged")
+    decide.add_argument("--reject", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "ITEM"), help="0 points, with --note")
+    p.add_argument("--note", default="", help="the instructor's note (the student sees it on a rejection)")
+    p.add_argument("--all", action="store_true", help="list decided items too")
+
     sub.add_parser("pending", help="list the submissions whose GPU items wait for a machine with a GPU")
 
     p = sub.add_parser("kit", help="write the student kit: the release notebooks and a wheel of the checks without "
@@ -204,6 +218,12 @@ def _run(parser, args):
         page = write_pages(args.course, args.assignments or None)
         print(f"wrote {page} (and a page per assignment beside it)" if page else "", end="\n" if page else "")
         return 0 if page else 1
+    if args.command == "evidence":
+        from .evidence import run
+        return run(args.course, write=args.write, check=args.check)
+    if args.command == "review":
+        from .review import run as review
+        return review(args.course, accept=args.accept, reject=args.reject, note=args.note, everything=args.all)
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))

@@ -110,6 +110,8 @@ def gradescope_results(record, assignment):
             entry["tags"] = ["grader error: to be regraded"]
         elif item.id in messages:
             entry["output"] = messages[item.id]
+            if item.id in record.get("under_review", []):
+                entry["tags"] = ["under review: the instructor decides"]
         elif record.get("status") == "missing":
             entry["output"] = "not submitted"
         tests.append(entry)

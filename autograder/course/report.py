@@ -18,7 +18,7 @@ def _cell(record, assignment):
     if record["status"] == "error":
         return f"ERROR {score:g}/{maximum:g}"
     marks = (" !" if record.get("problems") else "") + (" (GPU pending)" if record.get("pending") else "") + (
-        " (GRADER ERROR)" if record.get("grader_errors") else "")
+        " (GRADER ERROR)" if record.get("grader_errors") else "") + (" (under review)" if record.get("under_review") else "")
     if record.get("late_penalty"):
         marks = f" (late -{record.get('late_percent', 0):g}%)" + marks
     return f"{score_after_penalty(record):g}/{maximum:g}" + marks
@@ -39,6 +39,8 @@ def _score(record, item):
         return "grader error"
     if item.id in record.get("pending", []):
         return "pending"
+    if item.id in record.get("under_review", []):
+        return "under review"
     grades = record.get("grades", {})
     return "{:g}/{:g}".format(*grades[item.id]) if item.id in grades else "-"
 

@@ -22,6 +22,7 @@ from ..engine.results import FAILED, GRADER_ERROR, PENDING, UNDER_REVIEW, grade_
 from ..settings import settings
 from ..spec import grading_run, new_run_seed
 from ..student import CallTimeout, time_limit
+from ..submitted_source import Submission
 from ..engine import notebooks
 
 
@@ -64,6 +65,14 @@ def run_cells(cells, filename, name="submission"):
         except BaseException as error:  # noqa: BLE001 - a student's cell may raise anything, SystemExit too
             print(f"cell {cell_id} raised {type(error).__name__}: {error}", file=sys.stderr)
     return namespace
+
+
+def source_of(path, topic):
+    """What the grader reads of ``path`` (``autograder.submitted_source``): a notebook's code cells, or a module."""
+    path = Path(path)
+    if path.suffix == ".ipynb":
+        return Submission.from_cells(notebooks.code_cells(notebooks.read(path), topic))
+    return Submission.from_text(path.read_text(encoding="utf-8"), path.name)
 
 
 def load_namespace(path):
@@ -123,7 +132,7 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
         if trusted:
             results = trusted_results(topic, path, seed, sandbox=sandbox)
         else:
-            results = grade_items(topic, load_namespace(path), seed=seed, hidden=hidden)
+            results = grade_items(topic, load_namespace(path), seed=seed, hidden=hidden, source=source_of(path, topic))
     if as_json:
         score, possible = total(results)
         print(json.dumps({"topic": topic, "seed": seed, "hidden": hidden, "score": score, "max_score": possible,

@@ -25,8 +25,8 @@ from traitlets import Bool, Int, Unicode
 from ..engine import notebooks
 from ..engine.jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells,
                            source_map, submitted_facts, with_notes)
-from ..engine.records import KeptResults, RecordStore, new_record, who
-from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+from ..engine.records import KeptResults, RecordStore, apply_decisions, new_record, who
+from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW, ItemResult
 from ..engine.trusted_runner import TRUSTED_PROBLEM
 from ..spec import new_run_seed
 
@@ -66,8 +66,13 @@ class TrustedExecute(Execute):
                             problems=[*problems, *facts["problems"], *data.get("problems", [])],
                             worker=data.get("worker", ""), gpu_worker=data.get("gpu_worker") or "",
                             peak_rss_mb=data.get("peak_rss_mb", 0.0), seconds=data.get("seconds", 0.0))
+        decided = apply_decisions(record, RecordStore(course).decisions(student, topic))   # kept across regrades
         resources[RECORD] = record
-        write_verdicts(nb, topic, grade_from_data(data))
+        grade = grade_from_data(data)
+        if decided:
+            now = {i["item"]: ItemResult(**i) for i in record["items"] if i["item"] in decided}
+            grade.items = [now.get(r.item, r) for r in grade.items]
+        write_verdicts(nb, topic, grade)
         return nb, resources
 
 

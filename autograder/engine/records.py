@@ -17,6 +17,12 @@ penalty itself is nbgrader's, in the gradebook). A record (plain JSON):
 * ``changes``: ``[{"item", "old", "new", "old_status", "new_status"}]``, each automatic score this run changed
   against the record before it.
 
+Beside the history, ``reviews`` keeps the instructor's decisions on items under review (``python -m autograder
+review --accept/--reject``): ``{"item", "decision" ("accepted"/"rejected"), "note", "constructs", "digest", "by",
+"at"}``. :func:`apply_decisions` applies them to a record: a regrade that finds the same constructs in the same item
+keeps the decision (accepted: the item is graded on its evidence as if not flagged, the check's own verdict kept in
+``evidence.review.on_accept``; rejected: 0 with the instructor's note).
+
 Students never reach this directory (the sandboxed worker sees no course directory); the store is written by the
 grader's processes only, one append at a time (a lock file).
 """
@@ -70,6 +76,44 @@ def changes(before, after):
                           "new": item.get("score"), "old_status": None if was is None else was.get("status"),
                           "new_status": item.get("status")})
     return found
+
+
+ACCEPTED, REJECTED = "accepted", "rejected"
+
+
+def review_key(item):
+    """What an instructor's decision on ``item`` (a record's item dict) is about: the constructs found, by their
+    text and line's text (line numbers move when cells are added above)."""
+    constructs = ((item.get("evidence") or {}).get("review") or {}).get("constructs") or []
+    return sorted([c.get("construct", ""), c.get("snippet", "")] for c in constructs)
+
+
+def apply_decisions(record, decisions):
+    """Apply the instructor's ``decisions`` (the last one per item and constructs wins) to ``record``'s items under
+    review, in place; returns the item ids decided."""
+    decided = []
+    for item in record.get("items", []):
+        review = (item.get("evidence") or {}).get("review")
+        if not review:
+            continue
+        key = review_key(item)
+        found = [d for d in decisions if d.get("item") == item.get("item") and d.get("constructs") == key]
+        if not found:
+            continue
+        decision = found[-1]
+        review["decision"] = {k: decision.get(k) for k in ("decision", "note", "by", "at")}
+        if decision["decision"] == ACCEPTED:
+            verdict = review.get("on_accept") or {}
+            item.update(status=verdict.get("status", "failed"), score=float(verdict.get("score", 0.0)),
+                        message=verdict.get("message", ""))
+            item["note"] = f"accepted after the instructor's review ({decision.get('by')}): {decision.get('note') or 'not evasion'}"
+        else:
+            note = decision.get("note") or "what this code does is not allowed in this exercise"
+            item.update(status="failed", score=0.0,
+                        message=f"[{item.get('check')}] rejected after your instructor's review: {note}")
+            item["note"] = f"rejected after the instructor's review ({decision.get('by')})"
+        decided.append(item.get("item"))
+    return decided
 
 
 def _write_json(path, data):
@@ -142,6 +186,38 @@ class RecordStore:
 
     def lateness(self, student, assignment):
         return (_read_json(self.path(student, assignment), strict=True) or {}).get("lateness")
+
+    def decisions(self, student, assignment):
+        """The instructor's decisions on this submission's items under review, oldest first."""
+        found = (_read_json(self.path(student, assignment), strict=True) or {}).get("reviews")
+        return found if isinstance(found, list) else []
+
+    def decide(self, student, assignment, item_id, decision, note="", by=""):
+        """Keep an instructor's ``decision`` (:data:`ACCEPTED` or :data:`REJECTED`) on ``item_id`` of the record in
+        force, and append that record with the decision applied (a record of its own, in the history); returns it.
+        Raises ``LookupError`` when the item was never under review."""
+        import copy
+
+        with self._locked():
+            path = self.path(student, assignment)
+            data = _read_json(path, strict=True) or {}
+            history = data.get("history") if isinstance(data.get("history"), list) else []
+            if not history:
+                raise LookupError(f"no grading record for {student}/{assignment}")
+            latest = history[-1]
+            item = next((i for i in latest.get("items", []) if i.get("item") == item_id), None)
+            if item is None or not (item.get("evidence") or {}).get("review"):
+                raise LookupError(f"{student}/{assignment}: item {item_id!r} is not under review")
+            entry = {"item": item_id, "decision": decision, "note": note, "constructs": review_key(item),
+                     "digest": latest.get("digest", ""), "by": by or who("review"), "at": now_iso()}
+            data["reviews"] = [*self.decisions(student, assignment), entry]
+            record = copy.deepcopy(latest)
+            apply_decisions(record, data["reviews"])
+            record.update(graded_by=entry["by"], graded_at=entry["at"])
+            record["changes"] = changes(latest, record)
+            data["history"] = [*history, record]
+            _write_json(path, data)
+        return record
 
     def append(self, record):
         """Add ``record`` as the one in force, with what it changed against the one before; returns it."""

@@ -13,7 +13,10 @@ from dataclasses import asdict, dataclass, field
 
 from ..checks import items_of
 from ..errors import CheckFailure, UnderReview, WorkerLost
+from ..evasion import affecting
+from ..source_rules import expect_source
 from ..spec import PendingGPU, run_seed
+from ..submitted_source import Submission
 
 PASSED, FAILED, PENDING = "passed", "failed", "pending"
 GRADER_ERROR = "grader error"      # the grader's own code raised: no points until a regrade after the fix
@@ -46,14 +49,24 @@ class ItemResult:
         return asdict(self)
 
 
-def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
+REVIEW_MESSAGE = ("under review: your code uses {constructs}, which can hide your work from the grader or change how "
+                  "it grades. Your instructor will look at it; until then this item scores 0.")
+
+
+def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overrides):
     """Run every variant of ``item`` with the student objects it names, taken from ``namespace``.
 
     ``seed`` is the grading run's seed (hidden variants draw theirs from it); ``overrides``
     replace keyword arguments of every variant (the kit's tests use ``seed=`` this way).
+    ``source``: the submission's parsed code (:class:`autograder.submitted_source.Submission`; the trusted grader
+    passes the notebook's cells). Without it, the source of plain objects (a module, a dict of functions: the
+    kit's proofs) is read from the files they were defined in; a proxy's has none. The item's source rules then
+    apply (a broken one fails it), and a construct that only serves to evade grading puts it under review.
     """
     started = time.perf_counter()
     objects = namespace if isinstance(namespace, dict) else vars(namespace)
+    if source is None and type(objects) is dict:
+        source = Submission.of_objects({n: objects[n] for n in item.targets if n in objects})
     variants = item.variants(seed if seed is not None else run_seed())
     if not hidden:
         variants = variants[:1]
@@ -65,6 +78,8 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
                                hint="Keep the exact names given in the exercise.")
         for kwargs in variants:
             item.check(*(objects[n] for n in item.targets), **{**kwargs, **overrides})
+        if source is not None and item.source:
+            expect_source(item.name, item.source, source)
     except PendingGPU as pending:
         status, message = PENDING, str(pending)
     except UnderReview as review:
@@ -79,9 +94,26 @@ def grade_item(item, namespace, *, seed=None, hidden=True, **overrides):
         else:
             status, message, detail = GRADER_ERROR, GRADER_ERROR_MESSAGE, traceback.format_exc()
     score = item.points if status == PASSED else 0.0
-    evidence = {"variants": len(variants), "hidden": bool(hidden), "seed": seed if seed is not None else run_seed()}
+    evidence = {"variants": len(variants), "hidden": bool(hidden), "seed": seed if seed is not None else run_seed(),
+                "kinds": list(item.evidence)}
+    if source is not None and item.source:
+        evidence["source_rules"] = [rule.describe() for rule in item.source]
+    found = under_review(item, source) if status in (PASSED, FAILED) else []
+    if found:
+        evidence["review"] = {"constructs": [f.as_dict() for f in found],
+                              "on_accept": {"status": status, "score": score, "message": message}}
+        status, score = UNDER_REVIEW, 0.0
+        message = f"[{item.name}] " + REVIEW_MESSAGE.format(constructs="; ".join(f.text() for f in found[:3]))
     return ItemResult(item.id, item.name, status, score, item.points, message, time.perf_counter() - started,
                       measurements, evidence, detail=detail)
+
+
+def under_review(item, source):
+    """The evasive constructs (``autograder.evasion``) that ``item``'s answers reach in ``source``."""
+    if source is None:
+        return []
+    names = {target for other in items_of(item.topic) for target in other.targets}
+    return affecting(source, item.targets, names)
 
 
 def raised_by_student(error):
@@ -91,7 +123,8 @@ def raised_by_student(error):
 
 
 def grade_items(topic, namespace, *, only=None, **kwargs):
-    """Every graded item of ``topic`` (or those whose ids are in ``only``), in spec order."""
+    """Every graded item of ``topic`` (or those whose ids are in ``only``), in spec order; ``source=``: the
+    submission's parsed code (see :func:`grade_item`)."""
     return [grade_item(item, namespace, **kwargs) for item in items_of(topic) if only is None or item.id in only]
 
 

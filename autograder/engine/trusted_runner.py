@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..checks import items_of
 from ..errors import WorkerLost
 from ..settings import settings
+from ..submitted_source import Submission
 from ..trusted import remote, sandbox
 from .results import FAILED, ItemResult, grade_item
 
@@ -225,6 +226,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
         worker = NotebookWorker(cells, launcher, None if ahead else scratch)
         try:
             namespace = RemoteNamespace(worker)
+            source = Submission.from_cells(cells)    # what the grader reads: the student cannot change it
             deadline = time.monotonic() + settings.grading.submission_timeout_s
             for item in items_of(topic):
                 if only is not None and item.id not in only:
@@ -232,7 +234,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
                 if time.monotonic() > deadline:
                     grade.items.append(out_of_time(item))
                     continue
-                grade.items.append(grade_item(item, namespace, seed=seed))
+                grade.items.append(grade_item(item, namespace, seed=seed, source=source))
         finally:
             worker.close()
         grade.cells = worker.first_run

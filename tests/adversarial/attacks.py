@@ -619,6 +619,29 @@ def row_sum(x):
     return naive_row_sum(x)
 '''
 
+HIDE_EVERY_OP = NAIVE_ROW_SUM + '''
+from torch.utils._python_dispatch import _disable_current_modes
+
+
+def row_sum(x):
+    with _disable_current_modes(), torch._C.DisableTorchFunction():   # 0 ops at every size, no forbidden op
+        return naive_row_sum(x)
+'''
+
+LOOP_IN_PYTHON_LISTS = '''import torch
+
+
+def row_sum(x):
+    if x.shape[0] == 0 or x.dim() == 1:
+        return x.sum(0)
+    rows = x.reshape(x.shape[0], -1).tolist()   # one torch call whatever the size: the op counts look vectorized
+    total = rows[0]
+    for row in rows[1:]:
+        total = [a + b for a, b in zip(total, row)]
+    dtype = x.dtype if x.is_floating_point() else torch.int64
+    return torch.tensor(total, dtype=torch.float64).to(dtype).reshape(x.shape[1:]).to(x.device)
+'''
+
 MODE_AWARE_STACK = NAIVE_ROW_SUM + '''
 from torch.overrides import _get_current_function_mode_stack
 
@@ -1126,9 +1149,8 @@ ATTACKS = [
     Attack("patch_assert_close", "stability", "torch.testing.assert_close = no-op, and a constant softmax",
            {"stable_softmax": PATCH_ASSERT_CLOSE}, nothing("stability")),
     Attack("patch_gradcheck", "stability", "assert_close and torch.autograd.gradcheck replaced; a softplus whose "
-           "backward is relu's", {"softplus": PATCH_GRADCHECK}, only("stability", "softplus_forward",
-                                                                        "softplus_extremes", "softplus_custom_backward",
-                                                                        "softplus_no_builtin")),
+           "backward is relu's", {"softplus": PATCH_GRADCHECK}, nothing("stability"),   # assigning torch.testing: under review
+           reported="under review"),
     Attack("fake_check_module", "stability", "puts a fake autograder.checks.stability in sys.modules",
            {"stable_softmax": FAKE_CHECK_MODULE}, nothing("stability")),
     Attack("input_transformer", "stability", "an IPython input transformer turns every later cell that imports "
@@ -1147,17 +1169,17 @@ ATTACKS = [
            "stability.ipynb", _steal_everywhere(COPY_OTHER_STUDENT), nothing("stability")),
     Attack("read_seed", "stability", "reads AUTOGRADER_GRADING_SEED, replays the checks' hidden inputs and "
            "memorises torch.softmax's answers; otherwise an unshifted softmax", {"stable_softmax": READ_SEED},
-           only("stability", "softmax_no_builtin")),
+           nothing("stability"), reported="under review"),   # it imports the checks in its answer cell
     # --- the speed and op-count checks (a naive row_sum: right, but a loop)
     Attack("lower_speed_threshold", "operators", "sets settings.speed.thresholds['row_sum'] to 1x",
-           {"masked_mean": REFERENCE, "row_sum": LOWER_THRESHOLD}, everything_but("operators", "row_sum_vectorized",
-                                                                                 "row_sum_speed")),
+           {"masked_mean": REFERENCE, "row_sum": LOWER_THRESHOLD}, nothing("operators"),   # imports autograder: review
+           reported="under review"),
     Attack("patch_perf_counter", "operators", "time.perf_counter / perf_counter_ns hide 98% of the time spent "
            "in row_sum", {"masked_mean": REFERENCE, "row_sum": PATCH_PERF_COUNTER},
            everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
     Attack("patch_benchmark_timer", "operators", "torch.utils.benchmark.Timer reports row_sum 100x faster",
-           {"masked_mean": REFERENCE, "row_sum": PATCH_BENCHMARK_TIMER},
-           everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
+           {"masked_mean": REFERENCE, "row_sum": PATCH_BENCHMARK_TIMER}, nothing("operators"),   # setattr on torch
+           reported="under review"),
     Attack("cache_by_id", "operators", "returns the cached answer when called again with the same tensor (id(x))",
            {"masked_mean": REFERENCE, "row_sum": CACHE_BY_ID},
            everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
@@ -1165,16 +1187,26 @@ ATTACKS = [
            {"masked_mean": REFERENCE, "row_sum": CACHE_BY_DATA_PTR},
            everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
     Attack("slow_baseline", "operators", "patches torch.Tensor.__getitem__ to sleep: the slicing baseline slows "
-           "down", {"masked_mean": REFERENCE, "row_sum": SLOW_BASELINE},
-           everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
+           "down", {"masked_mean": REFERENCE, "row_sum": SLOW_BASELINE}, nothing("operators"),   # assigns torch.Tensor
+           reported="under review"),
     # Behaving one way when watched and another when not cannot be told apart any more: the worker runs every call
     # it serves under the recorder, the timed ones included, so every graded call takes the vectorized branch,
     # which the student did write and which is correct and fast: full marks, as for any vectorized row_sum. (Under
     # kernel grading, the untimed and unrecorded calls took the loop, and the loop got the speed points too.)
     Attack("mode_aware_enabled", "operators", "vectorized only while torch._C._is_torch_function_mode_enabled()",
-           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_ENABLED}, everything_but("operators")),
+           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_ENABLED},
+           only("operators", "masked_mean", "masked_mean_special_values"), reported="under review"),   # torch._C
     Attack("mode_aware_stack", "operators", "vectorized only while a TorchFunctionMode is on the stack",
-           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_STACK}, everything_but("operators")),
+           {"masked_mean": REFERENCE, "row_sum": MODE_AWARE_STACK},
+           only("operators", "masked_mean", "masked_mean_special_values"), reported="under review"),   # overrides
+    # --- evidence the worker reports about itself, forged (issue 24): the source says what the worker hides
+    Attack("hide_every_op", "operators", "a loop row_sum run inside _disable_current_modes() and "
+           "torch._C.DisableTorchFunction(): the recorder sees no op", {"masked_mean": REFERENCE, "row_sum": HIDE_EVERY_OP},
+           only("operators", "masked_mean", "masked_mean_special_values"), reported="under review.*DisableTorch"),
+    Attack("loop_in_python_lists", "operators", "a loop over x.tolist() in plain Python: the same torch calls at "
+           "every size, so the op counts say vectorized", {"masked_mean": REFERENCE, "row_sum": LOOP_IN_PYTHON_LISTS},
+           only("operators", "masked_mean", "masked_mean_special_values", "row_sum"),
+           reported="read from your source: `row_sum` uses a `for` loop"),
     # --- size and time
     Attack("huge_notebook", "stability", "60 MB of base64 in a cell output (reference answers): refused before "
            "parsing", _steal_everywhere(REFERENCE), nothing("stability"), mutate=add_huge_output,
@@ -1241,7 +1273,7 @@ ATTACKS = [
     Attack("checks_file_append", "stability", "appends to autograder/checks/stability/__init__.py: every later "
            "student fails check_softplus_no_builtin (reference answers)",
            {"stable_softmax": REFERENCE, "softmax_cross_entropy": REFERENCE,
-            "softplus": reference_then(CHECKS_FILE_APPEND)}, everything_but("stability"),
+            "softplus": reference_then(CHECKS_FILE_APPEND)}, nothing("stability"),   # imports the checks: review
            aftermath=all_of(kit_unchanged, honest_after_keeps("stability", "softplus_no_builtin"))),
 ]
 

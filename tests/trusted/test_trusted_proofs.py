@@ -14,7 +14,8 @@ from autograder.checks import items_of
 from autograder.engine.results import grade_item
 from autograder.course.build import topics
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
-from tests.proving import ROOT, check_names, not_passed
+from autograder.submitted_source import Submission
+from tests.proving import ROOT, check_names, not_passed, with_replacements
 
 SEED = 3
 
@@ -46,17 +47,24 @@ def _submit(worker, topic, kind, mutant=None):
     _load(worker, "\n".join(lines))
 
 
-def _failing(worker, topic, names=None):
+def _failing(worker, topic, names=None, source=None):
     namespace = RemoteNamespace(worker)
-    results = [grade_item(item, namespace, seed=SEED) for item in items_of(topic) if names is None or item.name in names]
+    results = [grade_item(item, namespace, seed=SEED, source=source) for item in items_of(topic)
+               if names is None or item.name in names]
     return not_passed(results)
+
+
+def _source(topic, kind):
+    """What the grader reads of the submission (its source rules and evasion scan apply, as in an official grade)."""
+    path = ROOT / ("solutions" if kind == "reference" else "tests/alternatives") / f"{topic}.py"
+    return Submission.from_text(path.read_text(encoding="utf-8"), path.name)
 
 
 def test_reference_and_alternative_full_stub_zero(topic_worker):
     topic, worker = topic_worker
     for kind in ("reference", "alternative"):
         _submit(worker, topic, kind)
-        assert _failing(worker, topic) == {}, kind
+        assert _failing(worker, topic, source=_source(topic, kind)) == {}, kind
     _submit(worker, topic, "stub")
     failed = _failing(worker, topic)
     assert set(failed) == check_names(topic)
@@ -67,9 +75,9 @@ def test_every_mutant_fails_its_checks(topic_worker):
     topic, worker = topic_worker
     mutants = importlib.import_module(f"tests.mutants.{topic}").MUTANTS
     wrong = {}
-    for name, (_, targets) in sorted(mutants.items()):
+    for name, (replacements, targets) in sorted(mutants.items()):
         _submit(worker, topic, "mutant", name)
-        failed = _failing(worker, topic, targets)
+        failed = _failing(worker, topic, targets, Submission.of_objects(with_replacements(topic, replacements)))
         if set(failed) != targets:
             wrong[name] = (sorted(targets), sorted(failed))
     assert wrong == {}

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from ...errors import CheckFailure
+from ...source_rules import safe_load
 from ...spec import current_check, graded
 from ...trusted.remote import beside
 from . import checkpoint
@@ -98,7 +99,8 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
                                      "at the end of the resumed run", case, against="the uninterrupted run's")
 
 
-@graded(2, hidden=[{}])
+@graded(2, hidden=[{}], source=[safe_load("load_checkpoint")],
+        worker_facts="whether loading ran the pickled probe (the refusal run)")
 @problems.single_threaded
 def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
     """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,

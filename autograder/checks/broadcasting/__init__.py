@@ -12,6 +12,7 @@ from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...oprecorder import expect_constant_op_count
 from ...student import call_student, describe, raises_from_student
+from ...source_rules import no_loop
 from ...spec import current_check, graded
 from ...trusted.remote import beside
 from .inworker import parameter_facts
@@ -256,7 +257,7 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
                      atol=_distance_atol(x, y))
 
 
-@graded(2, hidden=[{}])
+@graded(2, hidden=[{}], source=[no_loop("pairwise_sq_distances")], worker_facts="op counts at 4 and 64 points")
 def check_pairwise_vectorized(pairwise_sq_distances, *, seed=0):
     """No Python loop: the number of torch operations is the same for every N, M and D (counted, not timed)."""
     __tracebackhide__ = True

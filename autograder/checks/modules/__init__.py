@@ -19,6 +19,7 @@ from ...expected_outputs import oracle as grader_oracle
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_no_forbidden_ops
 from ...student import call_student, describe, raises_from_student
+from ...source_rules import no_call
 from ...spec import current_check, graded
 from ...trusted.remote import Remote, beside
 from . import batchnorm_oracle as oracle
@@ -637,7 +638,9 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
                                           "later backward runs into old steps.", hint=state.NO_GRAD_HINT)
 
 
-@graded(1, hidden=[{}])
+@graded(1, hidden=[{}], source=[no_call("Normalizer", "batch_norm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                                                "LazyBatchNorm1d", "SyncBatchNorm", "native_batch_norm")],
+        worker_facts="the ATen ops recorded; the submodules' types")
 def check_normalizer_no_builtin(Normalizer, *, seed=0):
     """Built from elementary operations: no ``F.batch_norm``, ``torch.batch_norm`` or any batch-norm kernel
     (the op recorder sees every spelling), in train and in eval mode, and no ``BatchNorm`` submodule."""

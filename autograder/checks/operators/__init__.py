@@ -13,6 +13,7 @@ from ...expected_outputs import oracle
 from ...student import call_student
 from ...timing import expect_speedup
 from ...oprecorder import expect_constant_work
+from ...source_rules import no_loop
 from ...spec import current_check, graded
 
 SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
@@ -83,7 +84,7 @@ def _count_args(rows):
     return (torch.randn(rows, 10, generator=torch.Generator().manual_seed(rows)),)
 
 
-@graded(1)
+@graded(1, source=[no_loop("row_sum")], worker_facts="op counts at 4 and 64 rows")
 def check_row_sum_vectorized(row_sum, *, seed=0):
     """One vectorized reduction, measured without a clock: as many torch calls and ATen kernels for 4 rows
     as for 64 (a loop over the rows makes one more per row)."""
@@ -107,7 +108,7 @@ def speed_args(device, seed=0):
     return (torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device),)
 
 
-@graded(2)
+@graded(2, evidence=("data", "clock"))
 def check_row_sum_speed(row_sum, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
     faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""

@@ -16,6 +16,7 @@ from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
 from ...student import call_student
 from ...trusted.remote import beside
+from ...source_rules import autograd_function, no_call
 from ...spec import current_check, graded
 from . import softplus_cases as sp
 from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME, FLOAT_DTYPES, ce_atol, devices,
@@ -24,6 +25,7 @@ from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREM
 from .per_row import with_diagnosis
 
 FORBIDDEN = ("softmax", "log_softmax", "logsumexp", "cross_entropy", "nll_loss")
+FORBIDDEN_SPELLINGS = (*FORBIDDEN, "CrossEntropyLoss", "NLLLoss")   # in the source: nn.Softmax and nn.LogSoftmax too
 
 SHIFT_HINT = "Subtract the maximum along `dim` (with keepdim=True) before `exp`: exp(x - max) never overflows."
 
@@ -117,7 +119,7 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
         raise with_diagnosis(failure, check, stable_softmax) from None
 
 
-@graded(1)
+@graded(1, source=[no_call("stable_softmax", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded")
 def check_softmax_no_builtin(stable_softmax, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
@@ -224,7 +226,7 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
                          names=["labels", "logits"], what="softmax_cross_entropy")
 
 
-@graded(1)
+@graded(1, source=[no_call("softmax_cross_entropy", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded")
 def check_cross_entropy_no_builtin(softmax_cross_entropy, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
@@ -360,7 +362,7 @@ def check_softplus_gradient(softplus, *, seed=0, cases=6):
                                      "x = {x}; softplus(x).sum().backward(); print(x.grad)", grad=True) from None
 
 
-@graded(2)
+@graded(2, source=[autograd_function("Softplus", "softplus")], worker_facts="the type of the result's grad_fn")
 def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
     """``Softplus`` is a ``torch.autograd.Function`` with its own forward and backward, and ``softplus(x)``'s
     result comes straight from it (its ``grad_fn`` is Softplus's backward node), with the values of
@@ -392,7 +394,8 @@ def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
                  hint="softplus(x) should be exactly `Softplus.apply(x)`.")
 
 
-@graded(1)
+@graded(1, source=[no_call("softplus", *sp.FORBIDDEN, "LogSigmoid")],
+        worker_facts="the ATen ops recorded, forward and backward")
 def check_softplus_no_builtin(softplus, *, seed=0):
     """Forward and backward built from elementary operations: no softplus (``F.softplus``, ``nn.Softplus``),
     ``logaddexp`` or ``logsigmoid``, in any spelling (the recorder sees every ATen operator that runs)."""

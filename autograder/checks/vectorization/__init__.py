@@ -17,8 +17,12 @@ from ...oprecorder import expect_constant_op_count, expect_constant_work, ops_of
 from ...student import call_student, describe, raises_from_student
 from ...timing import expect_no_per_row_sync, expect_speedup
 from ...trusted.remote import Remote, beside
+from ...source_rules import made_by, no_call, no_loop
 from ...spec import current_check, graded
 from . import compiling, masked_mean, worker_facts
+
+NO_GRAPH_BREAK = ("item", "tolist", "nonzero", "jit", "compile")   # read from the source: each breaks or
+# specializes the graph (.item(), .tolist(), nonzero's data-dependent shape), or compiles it themselves
 
 VALUE_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16,
                 torch.bool, torch.uint8)
@@ -176,7 +180,7 @@ def _gather_count_args(batch):
     return _values(gen, [batch, 16, 4], torch.float32), torch.randint(0, 16, (batch,), generator=gen)
 
 
-@graded(2)
+@graded(2, source=[no_loop("batch_gather")], worker_facts="op counts at batch 4 and 64")
 def check_batch_gather_vectorized(batch_gather, *, seed=0):
     """No loop over the batch, measured without a clock: the numbers of torch calls and of ATen kernels
     are the same for a batch of 4 and a batch of 64 (a loop's grow with the batch)."""
@@ -195,7 +199,7 @@ def speed_args(device, seed=0):
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
 
 
-@graded(2)
+@graded(2, evidence=("data", "clock"), worker_facts="host syncs per row (can only cost)")
 def check_batch_gather_speed(batch_gather, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
     times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one
@@ -217,7 +221,8 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
 
 # ----------------------------------------------------------- the TorchScript loop
 
-@graded(2, hidden=[{"cases": 24}])
+@graded(2, hidden=[{"cases": 24}], source=[made_by("scripted_batch_gather", "torch.jit.script")],
+        worker_facts="the object's type (a TorchScript function)")
 def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
     """A TorchScript function (made with ``torch.jit.script``) that returns what the loop returns, for
     indices of any rank and any trailing dimensions, on the CPU (and CUDA when present)."""
@@ -309,7 +314,7 @@ def _mean_count_args(dimension):
     return make
 
 
-@graded(1)
+@graded(1, source=[no_loop("masked_batch_mean")], worker_facts="op counts at T and B of 4 and 64")
 def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
     """No Python loop over the steps or the batch, without a clock: the numbers of torch calls and of ATen kernels
     are the same for T = 4 and T = 64, and for B = 4 and B = 64 (lengths from 1: empty rows are graded by
@@ -334,7 +339,8 @@ def _shapes(x, lengths):
     return f"x of shape {list(x.shape)} ({x.dtype}), lengths = {lengths.tolist()}"
 
 
-@graded(2, hidden=[{}])
+@graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK)],
+        worker_facts="graph and graph-break counts of torch.compile and torch._dynamo.explain")
 def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
     """``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend ``aot_eager``) compiles it
     into one graph whose result equals the float64 loop's, and ``torch._dynamo.explain`` (fullgraph off) finds
@@ -366,7 +372,8 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
                            hint=COMPILE_HINT)
 
 
-@graded(2, hidden=[{}])
+@graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK)],
+        worker_facts="the number of compilations across sizes")
 def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_SHAPES):
     """Compiled once with ``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend
     ``aot_eager``), it serves a sweep of ``shapes`` different (B, T, F) and random lengths (from 1) with at most

@@ -1,0 +1,64 @@
+"""Evasion under review, end to end on a graded course: ``grade`` puts the affected items under review (0 points,
+listed in its summary), ``review`` lists each construct and its line, ``--accept`` grades an item on its evidence
+as if not flagged, ``--reject`` keeps 0 with the note, the gradebook follows at once, and a regrade of the same
+submission keeps both decisions."""
+
+import pytest
+
+from autograder.checks import items_of
+from autograder.course.build import generate_assignments, scratch_course
+from autograder.course.cli import main as cli
+from autograder.course.demo import _fill
+from autograder.course.grade import grade_all
+from autograder.course.grading import read_grades
+from autograder.engine import notebooks
+from autograder.engine.records import RecordStore
+from tests.adversarial.attacks import HIDE_EVERY_OP
+from tests.proving import ROOT
+
+pytestmark = pytest.mark.e2e
+TOPIC = "operators"
+SEED = 20261124
+ROW_SUM_ITEMS = {"row_sum", "row_sum_vectorized", "row_sum_speed"}
+
+
+def test_items_under_review_listed_decided_and_kept_across_regrades(tmp_path, capsys):
+    work = scratch_course(ROOT, tmp_path / "course")
+    list(generate_assignments(work, [TOPIC]))
+    reference = notebooks.solution_sources(notebooks.read(work / "source" / TOPIC / f"{TOPIC}.ipynb"))
+    nb = _fill(notebooks.read(work / "release" / TOPIC / f"{TOPIC}.ipynb"), {**reference, "row_sum": HIDE_EVERY_OP})
+    (work / "submitted" / "eve" / TOPIC).mkdir(parents=True)
+    notebooks.write(nb, work / "submitted" / "eve" / TOPIC / f"{TOPIC}.ipynb")
+    lines = []
+    result, = grade_all(work, [TOPIC], ["eve"], progress=lambda text, **_: lines.append(text), seed=SEED)
+    assert set(result.under_review) == ROW_SUM_ITEMS
+    assert {k: s for k, (s, _) in result.grades.items() if k in ROW_SUM_ITEMS} == dict.fromkeys(ROW_SUM_ITEMS, 0.0)
+    assert result.grades["masked_mean"] == [2.0, 2.0]
+    assert any("UNDER REVIEW" in line and "eve/operators" in line for line in lines)
+    record = RecordStore(work).latest("eve", TOPIC)
+    message = next(i["message"] for i in record["items"] if i["item"] == "row_sum")
+    assert "under review" in message and "DisableTorchFunction" in message and "line" in message
+
+    capsys.readouterr()
+    assert cli(["--course", str(work), "review"]) == 0
+    listed = capsys.readouterr().out
+    assert "eve/operators row_sum_vectorized" in listed and "_disable_current_modes" in listed
+
+    assert cli(["--course", str(work), "review", "--accept", "eve", TOPIC, "row_sum"]) == 0
+    assert cli(["--course", str(work), "review", "--reject", "eve", TOPIC, "row_sum_vectorized",
+                "--note", "hides its loop from the recorder"]) == 0
+    points = {item.id: item.points for item in items_of(TOPIC)}
+    expected = {"row_sum": points["row_sum"], "row_sum_vectorized": 0.0, "row_sum_speed": 0.0}
+    grades = read_grades(work, "eve", TOPIC)
+    assert {k: grades[k][0] for k in ROW_SUM_ITEMS} == expected
+
+    again, = grade_all(work, [TOPIC], ["eve"], progress=None, seed=SEED + 1, force=True)
+    assert again.under_review == ["row_sum_speed"]
+    assert {k: again.grades[k][0] for k in ROW_SUM_ITEMS} == expected
+    latest = {i["item"]: i for i in RecordStore(work).latest("eve", TOPIC)["items"]}
+    assert "hides its loop from the recorder" in latest["row_sum_vectorized"]["message"]
+    assert latest["row_sum"]["status"] == "passed" and "accepted" in latest["row_sum"]["note"]
+    assert len(RecordStore(work).history("eve", TOPIC)) == 4     # graded, two decisions, regraded
+    capsys.readouterr()
+    cli(["--course", str(work), "review"])
+    assert "row_sum_speed" in capsys.readouterr().out

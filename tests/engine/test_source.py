@@ -1,0 +1,148 @@
+"""Units of the source evidence: every spelling the rules and the evasion list name is caught; honest look-alikes
+are not (a local ``sum``, a student's own method ``softmax``, a docstring that mentions ``torch._C``)."""
+
+import pytest
+
+from autograder.evasion import affecting
+from autograder.source_rules import autograd_function, made_by, no_call, no_loop, rule_findings
+from autograder.submitted_source import Submission
+
+SOFTMAX = no_call("stable_softmax", "softmax", "log_softmax", "logsumexp")
+
+
+def broken(rule, *cells):
+    return [f.text() for f in rule_findings(rule, Submission.from_cells(
+        [(f"cell {i}", text) for i, text in enumerate(cells)]))]
+
+
+def flagged(targets, *cells, names=("row_sum",)):
+    return [f.text() for f in affecting(Submission.from_cells([(f"cell {i}", t) for i, t in enumerate(cells)]),
+                                        targets, names)]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("body", [
+    "for r in x:\n        pass\n    return x.sum(0)", "i = 0\n    while i < 3:\n        i += 1\n    return x",
+    "return torch.stack([r for r in x]).sum(0)", "return sum(x)", "return sum(r for r in x)",
+    "return functools.reduce(lambda a, b: a + b, x)", "return list(map(lambda r: r, x))[0]",
+])
+def test_a_loop_in_any_form_is_found(body):
+    assert broken(no_loop("row_sum"), "import functools\nimport torch\n", f"def row_sum(x):\n    {body}\n")
+
+
+@pytest.mark.quick
+def test_a_loop_in_a_helper_the_answer_calls_is_found_in_another_cell():
+    found = broken(no_loop("row_sum"), "def helper(x):\n    for r in x:\n        pass\n    return x",
+                   "def row_sum(x):\n    return helper(x).sum(0)")
+    assert found and "cell 0, line 2" in found[0]
+
+
+@pytest.mark.quick
+def test_a_local_sum_and_a_loop_elsewhere_are_not_the_answers():
+    assert broken(no_loop("row_sum"), "def other(x):\n    return [r for r in x]\n",
+                  "def row_sum(x):\n    sum = x.sum\n    return sum(0)\n") == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cell", [
+    "import torch\ndef stable_softmax(x, dim):\n    return torch.softmax(x, dim)",
+    "import torch.nn.functional as F\ndef stable_softmax(x, dim):\n    return F.softmax(x, dim)",
+    "import torch\ndef stable_softmax(x, dim):\n    return torch.nn.functional.softmax(x, dim)",
+    "from torch import softmax as s\ndef stable_softmax(x, dim):\n    return s(x, dim)",
+    "def stable_softmax(x, dim):\n    return x.softmax(dim)",
+    "import torch\ndef stable_softmax(x, dim):\n    return (x - torch.special.logsumexp(x, dim, True)).exp()",
+    "import torch\ndef stable_softmax(x, dim):\n    return getattr(torch, 'softmax')(x, dim)",
+    "import torch\nsm = torch.softmax\ndef stable_softmax(x, dim):\n    return sm(x, dim)",
+    "from torch import nn\ndef stable_softmax(x, dim):\n    return nn.Softmax(dim)(x)",
+    "import torch\ndef stable_softmax(x, dim):\n    return torch.ops.aten._softmax(x, dim, False)",
+])
+def test_a_builtin_in_any_spelling_is_found(cell):
+    assert broken(SOFTMAX, cell)
+
+
+@pytest.mark.quick
+def test_the_students_own_method_named_softmax_is_theirs():
+    cell = ("import torch\nclass Soft:\n    def softmax(self, x, dim):\n        e = (x - x.amax(dim, keepdim=True)).exp()"
+            "\n        return e / e.sum(dim, keepdim=True)\n    def __call__(self, x, dim):\n"
+            "        return self.softmax(x, dim)\n\nstable_softmax = Soft()\n")
+    assert broken(SOFTMAX, cell) == []
+
+
+@pytest.mark.quick
+def test_made_by_and_autograd_function():
+    assert broken(made_by("scripted", "torch.jit.script"), "import torch\nscripted = torch.jit.script(loop)") == []
+    assert broken(made_by("scripted", "torch.jit.script"), "scripted = loop")
+    honest = ("import torch\nclass Softplus(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+              "        return x\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"
+              "def softplus(x):\n    return Softplus.apply(x)\n")
+    assert broken(autograd_function("Softplus", "softplus"), honest) == []
+    assert len(broken(autograd_function("Softplus", "softplus"),
+                      honest.replace("(torch.autograd.Function)", "").replace("Softplus.apply(x)", "x"))) == 2
+
+
+@pytest.mark.quick
+def test_an_answer_the_grader_cannot_find_breaks_its_rules():
+    assert broken(no_loop("row_sum"), "globals()['row_sum'] = lambda x: x.sum(0)")
+
+
+HIDE = ("import torch\n"
+        "def row_sum(x):\n    from torch.utils._python_dispatch import _disable_current_modes\n    with _disable_current_modes(), torch._C.DisableTorchFunction():\n"
+        "        return x.sum(0)\n")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cells, expected", [
+    ((HIDE,), "_disable_current_modes"),
+    (("import torch\ntorch.sum = lambda *a, **k: 0\ndef row_sum(x):\n    return x.sum(0)",), "assigns `torch.sum`"),
+    (("import torch\nsetattr(torch, 'sum', None)\ndef row_sum(x):\n    return x.sum(0)",), "`setattr` on `torch`"),
+    (("import torch\ndef row_sum(x):\n    return getattr(torch, 's' + 'um')(x, 0)",), "computed name"),
+    (("import autograder.oprecorder\ndef row_sum(x):\n    return x.sum(0)",), "imports `autograder.oprecorder`"),
+    (("import sys\ndef row_sum(x):\n    f = sys._getframe(1)\n    return x.sum(0)",), "sys._getframe"),
+    (("import gc\ndef row_sum(x):\n    gc.get_objects()\n    return x.sum(0)",), "gc.get_objects"),
+    (("import inspect\ndef row_sum(x):\n    inspect.currentframe().f_back\n    return x.sum(0)",), "f_back"),
+    (("def row_sum(x):\n    return eval('x.sum(0)')",), "`eval`"),
+    (("def row_sum(x):\n    return __import__('torch').sum(x, 0)",), "`__import__`"),
+    (("import importlib\ndef row_sum(x):\n    return importlib.import_module('torch').sum(x, 0)",), "importlib"),
+    (("import builtins\nbuiltins.sum = None\ndef row_sum(x):\n    return x.sum(0)",), "builtins"),
+    (("import ctypes\ndef row_sum(x):\n    ctypes.pythonapi\n    return x.sum(0)",), "ctypes"),
+    (("from torch._C import DisableTorchFunction as quiet\ndef row_sum(x):\n    with quiet():\n"
+      "        return x.sum(0)",), "torch._C.DisableTorchFunction"),
+    (("import sys\nsys.modules['autograder.oprecorder'] = None\ndef row_sum(x):\n    return x.sum(0)",), "sys.modules"),
+])
+def test_evasion_puts_the_answers_item_under_review(cells, expected):
+    found = flagged(["row_sum"], *cells)
+    assert any(expected in text for text in found), found
+
+
+@pytest.mark.quick
+def test_evasion_only_affects_the_items_whose_answer_reaches_it():
+    cells = [HIDE.replace("row_sum", "masked_mean"), "def row_sum(x):\n    return x.sum(0)"]
+    assert flagged(["row_sum"], *cells, names=("row_sum", "masked_mean")) == []
+    assert flagged(["masked_mean"], *cells, names=("row_sum", "masked_mean"))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cell", [
+    'def row_sum(x):\n    """Not torch._C, not eval(), not sys._getframe."""\n    return x.sum(0)',
+    "import torch\ndef row_sum(x):\n    m = torch.nn.Linear(2, 2)\n    m.eval()\n    return x.sum(0)",
+    "import torch\nclass M:\n    def __init__(self, **kw):\n        for k, v in kw.items():\n            setattr(self, k, v)"
+    "\n    def get(self, k):\n        return getattr(self, k)\ndef row_sum(x):\n    return M(a=x).get('a').sum(0)",
+    "import torch\ntorch.backends.cudnn.benchmark = True\nf = torch.compile\ndef row_sum(x):\n    return x.sum(0)",
+    "from autograder.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
+])
+def test_honest_look_alikes_are_not_flagged(cell):
+    assert flagged(["row_sum"], cell, "def row_sum(x):\n    return x.sum(0)") == []
+
+
+@pytest.mark.quick
+def test_safe_load():
+    from autograder.source_rules import safe_load
+    rule = safe_load("load_checkpoint")
+    ok = "import torch\ndef load_checkpoint(path, model):\n    s = torch.load(path{})\n    model.load_state_dict(s)"
+    assert broken(rule, ok.format("")) == [] and broken(rule, ok.format(", weights_only=True")) == []
+    assert broken(rule, ok.format(", weights_only=False")) and broken(rule, ok.format(", **options"))
+    assert broken(rule, ok.format(", weights_only=model")) and broken(rule, "import torch\ndef load_checkpoint(path, "
+                  "safe=True):\n    safe = False\n    return torch.load(path, weights_only=safe)")
+    assert broken(rule, "import torch\ndef load_checkpoint(path, safe=True):\n    return torch.load(path, "
+                        "weights_only=safe)") == []
+    assert broken(rule, "import pickle\ndef load_checkpoint(path, model):\n    return pickle.load(open(path, 'rb'))")
