@@ -91,7 +91,7 @@ class GradingSettings:
     max_reply_mb: float = 64.0
     # The grading process's own address space while it grades one submission (RLIMIT_AS, soft limit, set for the
     # job and put back after; 0: none): past it, grading that submission stops with a grader-side error
-    # (jobs.GraderOutOfMemory) and the batch goes on. MEASURED below (trusted_runner, 2026-11-24).
+    # (jobs.GraderMemoryError) and the batch goes on. MEASURED below (trusted_runner, 2026-11-24).
     grader_memory_gb: float = 6.0
     # The gradebook: nbgrader's db_url. A relative sqlite path is taken in the course directory; PostgreSQL
     # ("postgresql+psycopg://user@host/db") serves several graders. nbgrader_config.py reads it from here.

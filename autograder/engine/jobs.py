@@ -187,14 +187,14 @@ def grade_job(job):
 def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None):
     """Grade ``cells`` (``[(cell key, source)]``) the trusted way in this process, as an official grade; returns
     :func:`grade_to_data` with the seed, whether sandboxed, where, how long (the wall time of the whole notebook) and
-    the grader's memory bound. Raises :class:`GraderOutOfMemory` when grading it needed more than that bound."""
+    the grader's memory bound. Raises :class:`GraderMemoryError` when grading it needed more than that bound."""
     started = time.perf_counter()
     confined = bool(sandbox and settings_module.settings.grading.sandbox)
     with grader_memory_bound() as bound, grading_run(official=True, seed=seed):
         try:
             grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True)
         except MemoryError:
-            raise GraderOutOfMemory(f"grading this submission needed more memory than the grader's limit ({bound}); "
+            raise GraderMemoryError(f"grading this submission needed more memory than the grader's limit ({bound}); "
                                     "not the student's failure: grade it again with a larger "
                                     "settings.grading.grader_memory_gb") from None
     data = grade_to_data(grade, cells)
@@ -203,7 +203,7 @@ def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None):
     return data
 
 
-class GraderOutOfMemory(RuntimeError):
+class GraderMemoryError(RuntimeError):
     """Grading one submission needed more than the grading process's memory bound (the grader's, not the student's
     failure: the batch records it as that submission's error and goes on)."""
 

@@ -13,8 +13,10 @@ checks take ``Remote`` objects where they took the student's own, through the sa
   the inputs' gradients back. ``torch.autograd.gradcheck`` works across it.
 * **Op counts** come with every call (the worker records every call the same way); inside
   ``record_ops`` here they are added to the open record.
-* **Deadlines are ours.** Every request has a deadline; a late answer kills the worker, and
-  the call fails with :class:`WorkerLost`.
+* **Deadlines are ours.** Every request has a deadline, never past the notebook's budget
+  (``Session.budget``, ``budget.Budget``); a late answer kills the worker, and the call fails
+  with :class:`WorkerLost`. An answer's sizes are checked on its first 12 bytes, before the
+  rest is read (:func:`reply_limits`), and it is read and parsed within the same deadline.
 """
 
 import builtins
@@ -119,10 +121,9 @@ class Session:
         except wire.TooLarge as error:
             self.close(f"it was stopped: {error}")
             raise WorkerLost(self.lost) from None
-        except MemoryError:
-            self.close("it was stopped: its answer did not fit in the grader's memory limit "
-                       "(settings.grading.grader_memory_gb)")
-            raise WorkerLost(self.lost) from None
+        except MemoryError:     # the grader's own limit (settings.grading.grader_memory_gb): a grader error
+            self.close("the grader ran out of memory while reading its answer")
+            raise
         except wire.WireError as error:
             self.close(f"it sent a malformed answer ({error})")
             raise WorkerLost(self.lost) from None

@@ -200,7 +200,7 @@ def decode(frame, from_reference=None, deadline=None, max_nodes=MAX_NODES):
     if type(frame) is bytearray:
         body = memoryview(frame)[start + header_length:]
     else:
-        body = memoryview(bytearray(frame[start + header_length:]))
+        body = memoryview(bytearray(memoryview(frame)[start + header_length:]))   # a private copy
     return _Decoder(body, from_reference, deadline, max_nodes).value(header, 0)
 
 

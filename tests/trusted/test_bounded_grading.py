@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from autograder.checks import items_of
-from autograder.engine import notebooks
+from autograder.engine import jobs, notebooks
 from autograder.engine.jobs import grade_job_here
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, launcher_for
 from autograder.errors import WorkerLost
@@ -71,6 +71,7 @@ def test_one_budget_bounds_the_notebook_and_the_next_one_keeps_full_marks(ready)
     assert all(r["score"] == 0 and "used up its 20 s" in r["message"] and "check_row_sum" in r["message"]
                for r in after), [r["message"] for r in after]
     assert any("ran out while check_row_sum was running" in p for p in slow["problems"]), slow["problems"]
+    assert all(r["evidence"]["sandbox_memory"] == cgroups.memory_bound(8 << 30)[1] for r in slow["items"])
 
     cells = reference_cells() + [("spin", SPIN_AT_IMPORT), ("dies", DYING_ROW_SUM)]
     dying, wall = graded(cells, {"grading": {"submission_timeout_s": 12, "cell_timeout_s": 3}})
@@ -253,3 +254,26 @@ def test_this_machine_uses_the_fallback_and_the_record_says_so():
     and ``memory_bound`` says what they cannot bound."""
     parent, how = cgroups.memory_bound(8 << 30)
     assert parent is None and "no bound on the total" in how, how
+
+
+def test_the_grading_process_is_bounded_for_the_job_and_put_back_after():
+    """``grader_memory_bound`` lowers this process's address space for one job (never below what it has mapped plus
+    1 GiB), an allocation past it fails with MemoryError here instead of taking the machine, and the limit is put back
+    afterwards (a Dask worker grades its next job as before)."""
+    import resource
+
+    import torch
+
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    with override({"grading": {"grader_memory_gb": 0.5}}), jobs.grader_memory_bound() as bound:
+        if torch.cuda.is_available():
+            assert bound.startswith("none: CUDA")
+            return
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        assert bound == f"RLIMIT_AS {soft / 2**30:.1f} GiB on the grading process"
+        assert soft >= jobs._mapped_bytes() + 2**30 - 2**28
+        with pytest.raises(MemoryError):
+            bytearray(soft)
+    assert resource.getrlimit(resource.RLIMIT_AS) == before
+    with override({"grading": {"grader_memory_gb": 0}}), jobs.grader_memory_bound() as bound:
+        assert bound.startswith("none") and resource.getrlimit(resource.RLIMIT_AS) == before
