@@ -86,12 +86,17 @@ class GradingSettings:
     max_reply_header_mb: float = 2.0
     # The whole answer. The largest honest answer over every proof is 0.8 MB; 64 MB is 80 times that, and holds a
     # 4096 x 4096 float32 weight (the AMP recipe's layer). The grader holds one copy of an answer (read into one
-    # buffer allocated once its size is checked; tensors are made on it without a copy). At the former 1 GiB, a few
-    # answers in flight at once would need more memory than a grading machine has.
+    # buffer allocated once its size is checked; tensors are made on it without a copy). Before, an answer of up to
+    # 1 GiB was read in pieces, joined and copied again per tensor (3 copies), and its header parsed whole: a 150 MB
+    # answer took the grader from 364 MB to 4.3 GB, and one of 1 GiB needed more memory than the machine has.
     max_reply_mb: float = 64.0
     # The grading process's own address space while it grades one submission (RLIMIT_AS, soft limit, set for the
     # job and put back after; 0: none): past it, grading that submission stops with a grader-side error
-    # (jobs.GraderMemoryError) and the batch goes on. MEASURED below (trusted_runner, 2026-11-24).
+    # (jobs.GraderMemoryError) and the batch goes on. Grading all eight reference notebooks in one process
+    # (jobs.grade_job_here, sandboxed, torch 2.13.0 CPU, 2-core x86_64, 2026-11-24) peaked at 1.07 GiB of address
+    # space and 0.35 GiB resident; nbgrader and a Dask worker add their own. 6 GB leaves about 5 GB: the largest
+    # answer (max_reply_mb) many times over. Not applied where CUDA is available (CUDA reserves far more address
+    # space than it uses): bound the machine's memory there (Dask's memory_limit, a cgroup).
     grader_memory_gb: float = 6.0
     # The gradebook: nbgrader's db_url. A relative sqlite path is taken in the course directory; PostgreSQL
     # ("postgresql+psycopg://user@host/db") serves several graders. nbgrader_config.py reads it from here.
