@@ -268,15 +268,15 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
                 if only is not None and item.id not in only:
                     continue
                 if budget.spent():
-                    grade.items.append(out_of_time(item, budget))
-                    continue
-                budget.running = item.name
-                result = grade_item(item, namespace, seed=seed)
-                if result.status == FAILED and budget.spent():
-                    result = stopped_by_budget(item, result, budget)
-                elif result.status == GRADER_ERROR and "MemoryError" in result.detail:
-                    grade.problems.append(f"{item.name}: the grader ran out of its memory limit "
-                                          "(settings.grading.grader_memory_gb) while grading it")
+                    result = out_of_time(item, budget)
+                else:
+                    budget.running = item.name
+                    result = grade_item(item, namespace, seed=seed)
+                    if result.status == FAILED and budget.spent():
+                        result = stopped_by_budget(item, result, budget)
+                    elif result.status == GRADER_ERROR and "MemoryError" in result.detail:
+                        grade.problems.append(f"{item.name}: the grader ran out of its memory limit "
+                                              "(settings.grading.grader_memory_gb) while grading it")
                 if worker.memory_bound:
                     result.evidence["sandbox_memory"] = worker.memory_bound
                 grade.items.append(result)
