@@ -71,11 +71,33 @@ class SpeedSettings:
 class GradingSettings:
     """Limits for one submission (one student's notebook) in batch grading (`python -m autograder grade`)."""
 
-    submission_timeout_s: float = 900.0  # grading time of one notebook; items not reached by then score 0
+    submission_timeout_s: float = 900.0  # wall-clock budget of one notebook: starting its workers, its cells (again
+                                         # after every restart) and its items together; when it is spent the
+                                         # worker is killed and the items not finished score 0 (trusted_runner)
     cell_timeout_s: int = 300            # one code cell of the student's, run in the worker; past it the worker
                                          # is stopped and a fresh one runs the cells after it
     memory_limit_gb: float = 8.0         # address space of each process in the sandboxed worker (0: none)
     max_notebook_mb: float = 20.0        # a submitted notebook larger than this is refused before it is read
+    # What one answer of the student's worker may be (autograder/trusted/wire.py, docs/sandbox.md): past either
+    # limit the worker is killed before the rest is read and the item fails with the size. The header (tagged JSON:
+    # every value but the raw bytes of tensors, arrays and bytes) of the largest honest answer over every proof is
+    # 55 kB (tests/trusted/test_trusted_proofs.py: 44,289 answers, 2026-11-24); 2 MB is 36 times that, and parsed
+    # costs the grader at most about 50 MB (values are also bounded: wire.MAX_NODES).
+    max_reply_header_mb: float = 2.0
+    # The whole answer. The largest honest answer over every proof is 0.8 MB; 64 MB is 80 times that, and holds a
+    # 4096 x 4096 float32 weight (the AMP recipe's layer). The grader holds one copy of an answer (read into one
+    # buffer allocated once its size is checked; tensors are made on it without a copy). Before, an answer of up to
+    # 1 GiB was read in pieces, joined and copied again per tensor (3 copies), and its header parsed whole: a 150 MB
+    # answer took the grader from 364 MB to 4.3 GB, and one of 1 GiB needed more memory than the machine has.
+    max_reply_mb: float = 64.0
+    # The grading process's own address space while it grades one submission (RLIMIT_AS, soft limit, set for the
+    # job and put back after; 0: none): past it, grading that submission stops with a grader-side error
+    # (jobs.GraderMemoryError) and the batch goes on. Grading all eight reference notebooks in one process
+    # (jobs.grade_job_here, sandboxed, torch 2.13.0 CPU, 2-core x86_64, 2026-11-24) peaked at 1.07 GiB of address
+    # space and 0.35 GiB resident; nbgrader and a Dask worker add their own. 6 GB leaves about 5 GB: the largest
+    # answer (max_reply_mb) many times over. Not applied where CUDA is available (CUDA reserves far more address
+    # space than it uses): bound the machine's memory there (Dask's memory_limit, a cgroup).
+    grader_memory_gb: float = 6.0
     # The gradebook: nbgrader's db_url. A relative sqlite path is taken in the course directory; PostgreSQL
     # ("postgresql+psycopg://user@host/db") serves several graders. nbgrader_config.py reads it from here.
     db_url: str = "sqlite:///gradebook.db"

@@ -213,6 +213,8 @@ def _write(course, plan, seed, sandbox, out):
         used = plan.result.get("seed", seed) if plan.result else seed
         result = autograde(course, plan.student, plan.assignment, seed=used, sandbox=sandbox,
                            replay=plan.result is not None)
+        if plan.result is not None:     # the grading time is the job's (recording its result took a fraction)
+            result.seconds = plan.result.get("seconds", result.seconds)
     scored = f"{result.score:g}/{result.max_score:g} points" if result.status != "missing" else "missing"
     waiting = f", {len(result.pending)} pending a GPU" if result.pending else ""
     waiting += f", GRADER ERROR in {', '.join(result.grader_errors)}" if result.grader_errors else ""

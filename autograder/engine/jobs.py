@@ -10,6 +10,7 @@ grader writes it into nbgrader's gradebook on the instructor's side (``TrustedEx
 checking that nbgrader sees the very cells that were graded: :func:`cells_digest`).
 """
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -185,15 +186,66 @@ def grade_job(job):
 
 def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None):
     """Grade ``cells`` (``[(cell key, source)]``) the trusted way in this process, as an official grade; returns
-    :func:`grade_to_data` with the seed, whether sandboxed, where and how long."""
+    :func:`grade_to_data` with the seed, whether sandboxed, where, how long (the wall time of the whole notebook) and
+    the grader's memory bound. Raises :class:`GraderMemoryError` when grading it needed more than that bound."""
     started = time.perf_counter()
     confined = bool(sandbox and settings_module.settings.grading.sandbox)
-    with grading_run(official=True, seed=seed):
-        grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True)
+    with grader_memory_bound() as bound, grading_run(official=True, seed=seed):
+        try:
+            grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True)
+        except MemoryError:
+            raise GraderMemoryError(f"grading this submission needed more memory than the grader's limit ({bound}); "
+                                    "not the student's failure: grade it again with a larger "
+                                    "settings.grading.grader_memory_gb") from None
     data = grade_to_data(grade, cells)
     data.update(seed=seed, sandboxed=confined, worker=worker_name(), cuda=cuda_here(),
-                seconds=time.perf_counter() - started, peak_rss_mb=peak_rss_mb())
+                seconds=time.perf_counter() - started, peak_rss_mb=peak_rss_mb(), grader_memory=bound)
     return data
+
+
+class GraderMemoryError(RuntimeError):
+    """Grading one submission needed more than the grading process's memory bound (the grader's, not the student's
+    failure: the batch records it as that submission's error and goes on)."""
+
+
+@contextlib.contextmanager
+def grader_memory_bound():
+    """The grading process's address space bounded for one job (RLIMIT_AS, the soft limit: put back after, so that a
+    Dask worker or ``grade``'s process grades the next job as before); yields what bounds it, for the record.
+
+    ``settings.grading.grader_memory_gb`` (0: none). Not set where CUDA is available (it reserves far more address
+    space than it uses) nor below what the process already has mapped plus 1 GiB (it would fail at once)."""
+    gigabytes = settings_module.settings.grading.grader_memory_gb
+    if not gigabytes:
+        yield "none (settings.grading.grader_memory_gb is 0)"
+        return
+    if cuda_here():
+        yield "none: CUDA is available to the grading process (bound the machine's memory: Dask's memory_limit, a cgroup)"
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = max(int(gigabytes * 2**30), _mapped_bytes() + 2**30)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft != resource.RLIM_INFINITY and soft <= limit:
+        yield f"RLIMIT_AS {soft / 2**30:.1f} GiB on the grading process (set before)"
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield f"RLIMIT_AS {limit / 2**30:.1f} GiB on the grading process"
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _mapped_bytes():
+    """This process's address space now (VmSize)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def test_cell_notes(nb, source, assignment):

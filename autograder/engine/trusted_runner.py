@@ -6,7 +6,9 @@ variants as everywhere else, handing each check proxies for the student's object
 that runs past the cell timeout, or a worker that dies or stops answering, costs what it
 costs: the worker is started again and the cells run again for the next item (as a
 kernel restarted by nbgrader would), and an item whose worker was lost scores 0 with
-the reason.
+the reason. One wall-clock budget (``settings.grading.submission_timeout_s``, ``trusted.budget``) covers the whole
+notebook, cells, restarts and items: every request waits at most what is left of it, the worker is killed when it is
+spent, and the items not finished score 0 with a message that names the setting and the item that was running.
 """
 
 import atexit
@@ -22,7 +24,8 @@ from ..errors import WorkerLost
 from ..settings import settings
 from ..submitted_source import Submission
 from ..trusted import remote, sandbox
-from .results import FAILED, ItemResult, grade_item
+from ..trusted.budget import SETTING as BUDGET_SETTING, Budget
+from .results import FAILED, GRADER_ERROR, ItemResult, grade_item
 
 
 @dataclass
@@ -38,6 +41,7 @@ class NotebookGrade:
     items: list = field(default_factory=list)     # [ItemResult]
     cells: list = field(default_factory=list)     # [CellOutcome] of the first run of the cells
     problems: list = field(default_factory=list)  # what went wrong with the submission, for people
+    seconds: float = 0.0                          # wall time of the whole notebook: workers, cells, restarts, items
 
 
 def plain_launcher(argv, scratch):
@@ -131,17 +135,21 @@ class NotebookWorker:
     With a ``scratch`` directory every worker runs there; without one, each worker is taken from those started
     ahead (:func:`started_ahead`) with a scratch directory of its own, removed when it ends."""
 
-    def __init__(self, cells, launcher, scratch=None):
+    def __init__(self, cells, launcher, scratch=None, budget=None):
         self.cells = list(cells)
         self.launcher = launcher
         self.scratch = scratch
+        self.budget = budget      # the notebook's wall-clock budget (trusted.budget.Budget): no restart past it
         self.session = None
         self.starts = 0
         self.first_run = []
         self._scratches = []
+        self.memory_bound = ""    # what bounded the memory of the worker's processes (sandbox.start says)
 
     def live(self):
         if self.session is None or self.session.lost:
+            if self.budget is not None and self.budget.spent():
+                raise WorkerLost(self.budget.why(), timed_out=True)
             self._start()
         return self.session
 
@@ -149,9 +157,12 @@ class NotebookWorker:
         self.session = self._new_session()
         self.starts += 1
         outcomes = []
+        running = self.budget.running if self.budget is not None else ""
         for cell_id, source in self.cells:
             started = time.perf_counter()
             outcome = CellOutcome(cell_id)
+            if self.budget is not None:
+                self.budget.running = f"cell {cell_id} (run #{self.starts})" + (f" for {running}" if running else "")
             try:
                 answer = self.session.request("cell", source, timeout=settings.grading.cell_timeout_s + 60 * (
                     self.starts == 1 and not outcomes))   # the first cell also waits for torch to import
@@ -161,6 +172,11 @@ class NotebookWorker:
                     error = result["error"]
                     outcome.error = f"{error.get('type')}: {error.get('message')}"
             except WorkerLost as lost:
+                if self.budget is not None and self.budget.spent():
+                    outcome.error = f"stopped: {lost} (in cell {cell_id}, run #{self.starts})"
+                    outcome.seconds = time.perf_counter() - started
+                    outcomes.append(outcome)
+                    break                                # no worker is started again past the budget
                 if lost.timed_out:
                     outcome.error = (f"stopped: cell {cell_id} ran longer than {settings.grading.cell_timeout_s} s "
                                      "and was stopped; a fresh worker ran the cells after it")
@@ -172,6 +188,8 @@ class NotebookWorker:
             outcomes.append(outcome)
         if self.starts == 1:
             self.first_run = outcomes
+        if self.budget is not None and not self.budget.spent():
+            self.budget.running = running
 
     def _new_session(self):
         if self.scratch is not None:
@@ -179,7 +197,17 @@ class NotebookWorker:
         else:
             proc, stop, scratch = started_ahead(self.launcher)
             self._scratches.append(scratch)
-        return remote.Session(proc, stop=stop, spawn=lambda: clean_worker(self.launcher))
+        self.memory_bound = getattr(proc, "memory_bound", "none: the worker ran without the sandbox's limits")
+        session = remote.Session(proc, stop=stop, spawn=self._clean_twin)
+        session.budget = self.budget
+        return session
+
+    def _clean_twin(self):
+        """The clean worker that times baselines, its requests bounded by this notebook's budget too (once spent, it
+        is killed and the next notebook starts another)."""
+        twin = clean_worker(self.launcher)
+        twin.budget = self.budget
+        return twin
 
     def close(self):
         if self.session is not None:
@@ -209,11 +237,21 @@ class RemoteNamespace(dict):
         return answer.get("ok")
 
 
-def out_of_time(item):
-    limit = settings.grading.submission_timeout_s
+def out_of_time(item, budget=None):
+    limit = settings.grading.submission_timeout_s if budget is None else budget.seconds
+    running = f" ({budget.running} was running when it ran out)" if budget is not None and budget.running else ""
     return ItemResult(item.id, item.name, FAILED, 0.0, item.points,
-                      f"[{item.name}] not graded: the submission used up its {limit:g} s of grading time "
-                      "(settings.grading.submission_timeout_s) before this item.")
+                      f"[{item.name}] not graded: the notebook used up its {limit:g} s of grading time "
+                      f"({BUDGET_SETTING}) before this item{running}.")
+
+
+def stopped_by_budget(item, result, budget):
+    """``result`` of the item that was running when the budget ran out: 0, saying so (the worker was killed)."""
+    result.status, result.score = FAILED, 0.0
+    result.message = (f"[{item.name}] not finished: the notebook's grading time of {budget.seconds:g} s "
+                      f"({BUDGET_SETTING}) ran out while this item was being graded; the worker running your code "
+                      "was stopped.")
+    return result
 
 
 def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
@@ -222,25 +260,39 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
     ``ahead``: take the worker from those started ahead, and start the next (batch grading: each notebook's worker
     has imported torch while the one before was graded)."""
     grade = NotebookGrade()
+    budget = Budget(settings.grading.submission_timeout_s)
     with tempfile.TemporaryDirectory(prefix="epl-worker-") as scratch:
-        worker = NotebookWorker(cells, launcher, None if ahead else scratch)
+        worker = NotebookWorker(cells, launcher, None if ahead else scratch, budget=budget)
         try:
             namespace = RemoteNamespace(worker)
             source = Submission.from_cells(cells)    # what the grader reads: the student cannot change it
-            deadline = time.monotonic() + settings.grading.submission_timeout_s
             for item in items_of(topic):
                 if only is not None and item.id not in only:
                     continue
-                if time.monotonic() > deadline:
-                    grade.items.append(out_of_time(item))
-                    continue
-                grade.items.append(grade_item(item, namespace, seed=seed, source=source))
+                if budget.spent():
+                    result = out_of_time(item, budget)
+                else:
+                    budget.running = item.name
+                    result = grade_item(item, namespace, seed=seed, source=source)
+                    if result.status == FAILED and budget.spent():
+                        result = stopped_by_budget(item, result, budget)
+                    elif result.status == GRADER_ERROR and "MemoryError" in result.detail:
+                        grade.problems.append(f"{item.name}: the grader ran out of its memory limit "
+                                              "(settings.grading.grader_memory_gb) while grading it")
+                if worker.memory_bound:
+                    result.evidence["sandbox_memory"] = worker.memory_bound
+                grade.items.append(result)
         finally:
             worker.close()
         grade.cells = worker.first_run
+        grade.seconds = budget.elapsed()
     for outcome in grade.cells:
         if outcome.error.startswith("stopped:"):
             grade.problems.append(outcome.error.removeprefix("stopped: "))
+    if budget.spent():
+        grade.problems.append(f"its grading time of {budget.seconds:g} s ({BUDGET_SETTING}) ran out"
+                              + (f" while {budget.running} was running" if budget.running else "")
+                              + ": the worker was stopped and the items not finished score 0")
     if worker.starts > 1:
         grade.problems.append(f"the notebook's code was run {worker.starts} times: a worker was lost "
                               "(a hang, a crash or running out of memory) and started again")

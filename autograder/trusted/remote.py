@@ -13,8 +13,10 @@ checks take ``Remote`` objects where they took the student's own, through the sa
   the inputs' gradients back. ``torch.autograd.gradcheck`` works across it.
 * **Op counts** come with every call (the worker records every call the same way); inside
   ``record_ops`` here they are added to the open record.
-* **Deadlines are ours.** Every request has a deadline; a late answer kills the worker, and
-  the call fails with :class:`WorkerLost`.
+* **Deadlines are ours.** Every request has a deadline, never past the notebook's budget
+  (``Session.budget``, ``budget.Budget``); a late answer kills the worker, and the call fails
+  with :class:`WorkerLost`. An answer's sizes are checked on its first 12 bytes, before the
+  rest is read (:func:`reply_limits`), and it is read and parsed within the same deadline.
 """
 
 import builtins
@@ -33,8 +35,16 @@ from .. import oprecorder
 from ..errors import WorkerLost
 from . import wire
 
-MAX_REPLY = 1 << 30
 _READ = 1 << 20
+
+
+def reply_limits():
+    """``(bytes, header bytes, values)`` one answer of a worker may hold (``settings.grading.max_reply_mb``,
+    ``max_reply_header_mb``; ``wire.MAX_NODES``): checked on its first 12 bytes, before the rest is read."""
+    from ..settings import settings
+
+    return (int(settings.grading.max_reply_mb * wire.MB), int(settings.grading.max_reply_header_mb * wire.MB),
+            wire.MAX_NODES)
 
 
 class RemoteError(Exception):
@@ -74,6 +84,7 @@ class Session:
         self._released = ([], [])
         self.lost = None          # why the worker is gone, once it is
         self.timed_out = False    # whether it was stopped after a deadline
+        self.budget = None        # the notebook's wall-clock budget (budget.Budget), which every request honours
 
     # ------------------------------------------------------------ transport
 
@@ -81,6 +92,9 @@ class Session:
         """Send one request; return the worker's answer (plain data and ``Remote`` objects)."""
         if self.lost:
             raise WorkerLost(self.lost, timed_out=self.timed_out)
+        if self.budget is not None and self.budget.spent():
+            self.close(self.budget.why(), timed_out=True)
+            raise WorkerLost(self.lost, timed_out=True)
         handles, graphs = self._released
         if handles or graphs:
             self._released = ([], [])
@@ -90,16 +104,26 @@ class Session:
     def _exchange(self, message, timeout):
         with _disable_current_modes(), torch._C.DisableTorchFunction():
             frame = wire.encode(message, self._reference)
-        deadline = time.monotonic() + timeout
+        deadline, by_budget = (time.monotonic() + timeout, False) if self.budget is None else \
+            self.budget.deadline(timeout)
         try:
             self._write(frame, deadline)
             answer = self._answer(deadline)
-        except TimeoutError:
-            self.close(f"it did not answer within {timeout:g} s and was stopped", timed_out=True)
+        except (TimeoutError, wire.PastDeadline):
+            if by_budget or (self.budget is not None and self.budget.spent()):
+                self.close(self.budget.why(), timed_out=True)
+            else:
+                self.close(f"it did not answer within {timeout:g} s and was stopped", timed_out=True)
             raise WorkerLost(self.lost, timed_out=True) from None
         except (EOFError, OSError):
             self.close("it ended (a crash, os._exit, or running out of memory)")
             raise WorkerLost(self.lost) from None
+        except wire.TooLarge as error:
+            self.close(f"it was stopped: {error}")
+            raise WorkerLost(self.lost) from None
+        except MemoryError:     # the grader's own limit (settings.grading.grader_memory_gb): a grader error
+            self.close("the grader ran out of memory while reading its answer")
+            raise
         except wire.WireError as error:
             self.close(f"it sent a malformed answer ({error})")
             raise WorkerLost(self.lost) from None
@@ -120,22 +144,23 @@ class Session:
             written = os.write(self._fd_in, view[:_READ])
             view = view[written:]
 
-    def _read_exactly(self, n, deadline):
-        parts, got = [], 0
-        while got < n:
+    def _read_into(self, view, deadline):
+        """Fill ``view`` from the worker's pipe, each wait bounded by ``deadline`` (a trickle cannot hold it past)."""
+        got = 0
+        while got < len(view):
             _wait(self._fd_out, deadline)
-            chunk = os.read(self._fd_out, min(_READ, n - got))
-            if not chunk:
+            count = os.readv(self._fd_out, [view[got:got + _READ]])
+            if not count:
                 raise EOFError("the worker ended")
-            parts.append(chunk)
-            got += len(chunk)
-        return b"".join(parts)
+            got += count
 
     def _answer(self, deadline):
         """The next answer; the grader's functions that student code calls meanwhile (callbacks) are served."""
         while True:
+            frame = self._read_frame(deadline)
             with _disable_current_modes(), torch._C.DisableTorchFunction():
-                message = wire.decode(self._read_frame(deadline), self._remote)
+                message = wire.decode(frame, self._remote, deadline=deadline, max_nodes=reply_limits()[2])
+            del frame
             if type(message) is not dict or "callback" not in message:
                 return message
             started = time.monotonic()
@@ -143,6 +168,8 @@ class Session:
             with _disable_current_modes(), torch._C.DisableTorchFunction():
                 frame = wire.encode(reply, self._reference)
             deadline += time.monotonic() - started    # the grader's own time does not count against the student
+            if self.budget is not None:              # but it does against the notebook's budget
+                deadline = min(deadline, self.budget.ends)
             self._write(frame, deadline)
 
     def _serve_callback(self, message):
@@ -156,11 +183,16 @@ class Session:
             return {"raised": {"type": type(error).__name__, "message": str(error)[:2000]}}
 
     def _read_frame(self, deadline):
-        head = self._read_exactly(wire.HEADER.size, deadline)
-        length, header_length = wire.HEADER.unpack(head)
-        if length > MAX_REPLY or header_length > length:
-            raise wire.WireError(f"an answer of {length} bytes is over the limit of {MAX_REPLY}")
-        return head + self._read_exactly(length, deadline)
+        """One frame, as a ``bytearray`` that ``wire.decode`` makes tensors on: its sizes are checked against
+        :func:`reply_limits` on its first 12 bytes, before anything is allocated for the rest."""
+        head = bytearray(wire.HEADER.size)
+        self._read_into(memoryview(head), deadline)
+        max_bytes, max_header, _ = reply_limits()
+        length, _ = wire.frame_sizes(bytes(head), max_bytes=max_bytes, max_header=max_header)
+        frame = bytearray(wire.HEADER.size + length)
+        frame[:wire.HEADER.size] = head
+        self._read_into(memoryview(frame)[wire.HEADER.size:], deadline)
+        return frame
 
     def close(self, why="it was closed", timed_out=False):
         if self.lost is None:

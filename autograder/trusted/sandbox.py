@@ -32,7 +32,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from . import processes
+from . import cgroups, processes
 from .kit_tree import kit_tree
 from .processes import close_quietly, end_family
 
@@ -82,6 +82,8 @@ class Limits:
     processes: int | None = PROCESSES         # RLIMIT_NPROC: processes + threads (per sandbox; see above)
     file_bytes: int | None = FILE_BYTES       # RLIMIT_FSIZE: largest file written (then SIGXFSZ / EFBIG)
     open_files: int | None = OPEN_FILES       # RLIMIT_NOFILE: open file descriptors of each process
+    total_memory_bytes: int | None = None     # memory.max of the sandbox's own cgroup (all its processes together),
+                                              # where the machine delegates one (cgroups.delegation); else unbounded
 
     def prlimit_options(self):
         """prlimit's options; a limit above this process's own hard limit (which the sandbox inherits and
@@ -101,7 +103,8 @@ def default_limits():
     from ..settings import settings
 
     gigabytes = settings.grading.memory_limit_gb
-    return Limits(memory_bytes=int(gigabytes * GiB) if gigabytes else None)
+    memory = int(gigabytes * GiB) if gigabytes else None
+    return Limits(memory_bytes=memory, total_memory_bytes=memory)
 
 
 THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -179,9 +182,19 @@ def start(argv, *, scratch, readable=(), limits=Limits(), env=None, sandboxed=Tr
     if sandboxed:
         probe()
     full = command(argv, scratch=scratch, readable=readable, limits=limits, env=env, sandboxed=sandboxed)
-    return subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env={},
-                            stderr=subprocess.DEVNULL if stderr is None else stderr, cwd=scratch,
-                            start_new_session=True, close_fds=True)
+    parent, bound = cgroups.memory_bound(limits.total_memory_bytes)
+    group = cgroups.make(parent, limits.total_memory_bytes) if parent else None
+    if group:
+        full = cgroups.entering(group, full)
+    try:
+        proc = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env={},
+                                stderr=subprocess.DEVNULL if stderr is None else stderr, cwd=scratch,
+                                start_new_session=True, close_fds=True)
+    except BaseException:
+        cgroups.remove(group)
+        raise
+    proc.cgroup, proc.memory_bound = group, bound    # stop() removes the cgroup; the record says which bound held
+    return proc
 
 
 def stop(proc, grace_s=0.0):
@@ -204,6 +217,7 @@ def stop(proc, grace_s=0.0):
     proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         close_quietly(stream)
+    cgroups.remove(getattr(proc, "cgroup", None))
 
 
 # ---------------------------------------------------------------- the view of the file system

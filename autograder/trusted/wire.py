@@ -4,25 +4,32 @@ A message is one frame: an 8-byte length, a JSON header, then raw buffers. The h
 describes the value as tagged JSON; tensors, arrays and bytes point into the buffers.
 Nothing is unpickled and no class is looked up by a name the sender chose, except
 the few torch types below, so a hostile sender can send only data: a decoded tensor
-is always an exact ``torch.Tensor`` (``torch.frombuffer`` on a private copy), never a
+is always an exact ``torch.Tensor`` (``torch.frombuffer`` on the frame's private buffer), never a
 subclass; a decoded array an exact ``numpy.ndarray`` of a numeric dtype.
 
 Values the encoder cannot send by value are the caller's business: ``encode`` calls
 ``by_reference(value)`` for them, which returns a reference, a ``{str: plain data}`` dict
 (a handle to an object the worker keeps, say), or raises :class:`WireError`; the other
 side's ``from_reference`` turns the decoded dict back into an object.
+
+A receiver bounds what a sender can cost it: :func:`frame_sizes` checks a frame's total and header sizes on its first
+12 bytes, before anything is allocated for the rest (the grader's limits: ``settings.grading.max_reply_mb`` and
+``max_reply_header_mb``); :func:`decode` counts the values in the header's bytes before parsing it, stops past
+``MAX_NODES`` values or ``MAX_DEPTH`` levels, and past a deadline.
 """
 
 import json
 import math
 import struct
+import time
 
 import numpy as np
 import torch
 
 HEADER = struct.Struct(">QI")      # frame length (after these 12 bytes), header length
 MAX_DEPTH = 64
-MAX_NODES = 1_000_000
+MAX_NODES = 200_000   # values in one message (every list, dict, number, string and tensor counts one): the largest
+#   honest answer over every proof holds 2,469 (tests/trusted/test_trusted_proofs.py, 44,289 answers, 2026-11-24)
 
 _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
@@ -34,6 +41,33 @@ class WireError(ValueError):
     """A value that cannot cross, or a frame that is not well formed."""
 
 
+class TooLarge(WireError):
+    """A frame over a size limit, found from its first 12 bytes, before the rest is read or anything is parsed."""
+
+
+class PastDeadline(WireError):
+    """Decoding a frame ran past the request's deadline."""
+
+
+MB = 1_000_000
+
+
+def frame_sizes(head, *, max_bytes, max_header):
+    """``(length, header length)`` of the frame whose first 12 bytes are ``head``, once they are within the limits:
+    what follows may be read into a buffer of that size. Raises :class:`TooLarge` saying the size and the limit."""
+    length, header_length = HEADER.unpack(head)
+    if header_length > length:
+        raise WireError("malformed frame")
+    if length > max_bytes:
+        raise TooLarge(f"the answer is {length / MB:.0f} MB; the limit is {max_bytes / MB:g} MB "
+                       "(settings.grading.max_reply_mb)")
+    if header_length > max_header:
+        raise TooLarge(f"the answer's description (all but the raw bytes of its tensors and arrays: Python numbers, "
+                       f"lists, strings) is {header_length / MB:.1f} MB; the limit is {max_header / MB:g} MB "
+                       "(settings.grading.max_reply_header_mb)")
+    return length, header_length
+
+
 # ------------------------------------------------------------------ encoding
 
 def encode(value, by_reference=None):
@@ -41,8 +75,12 @@ def encode(value, by_reference=None):
     buffers = []
     header = json.dumps(_encode(value, buffers, by_reference, 0), allow_nan=True,
                         separators=(",", ":")).encode()
-    body = b"".join(buffers)
+    header += b" " * (-(HEADER.size + len(header)) % ALIGN)    # JSON's trailing blanks: the body starts aligned
+    body = b"".join(data + bytes(-len(data) % ALIGN) for data in buffers)
     return HEADER.pack(len(header) + len(body), len(header)) + header + body
+
+
+ALIGN = 16   # every buffer starts at a multiple of 16 bytes of the frame: a tensor is made on the frame's own bytes
 
 
 def _buffer(buffers, data):
@@ -118,14 +156,10 @@ def tensors_in(value, depth=0):
 
 # ------------------------------------------------------------------ decoding
 
-def read_frame(stream, max_bytes):
+def read_frame(stream, max_bytes, max_header=None):
     """One frame's bytes from a binary stream; ``EOFError`` when the stream ends first."""
     head = _read_exactly(stream, HEADER.size)
-    length, header_length = HEADER.unpack(head)
-    if length > max_bytes:
-        raise WireError(f"a message of {length} bytes is over the limit of {max_bytes}")
-    if header_length > length:
-        raise WireError("malformed frame")
+    length, _ = frame_sizes(head, max_bytes=max_bytes, max_header=max_bytes if max_header is None else max_header)
     return head + _read_exactly(stream, length)
 
 
@@ -140,25 +174,43 @@ def _read_exactly(stream, n):
     return b"".join(parts)
 
 
-def decode(frame, from_reference=None):
-    """The value in one frame. ``from_reference(ref)`` turns a reference into an object (default: refused)."""
+def decode(frame, from_reference=None, deadline=None, max_nodes=MAX_NODES):
+    """The value in one frame. ``from_reference(ref)`` turns a reference into an object (default: refused).
+
+    ``frame`` may be a ``bytearray`` the caller hands over: tensors and arrays are then made on its bytes without a
+    copy (``frombuffer``), so a frame costs its size once. ``deadline`` (``time.monotonic()``): decoding that runs
+    past it stops with :class:`PastDeadline`. At most ``max_nodes`` values, counted in the header's bytes before it
+    is parsed (every value but the first follows a comma, a bracket or a brace), so that parsing cannot build more.
+    """
     length, header_length = HEADER.unpack_from(frame)
     if len(frame) != HEADER.size + length or header_length > length:
         raise WireError("malformed frame")
     start = HEADER.size
+    text = bytes(frame[start:start + header_length])
+    values = text.count(b",") + text.count(b"[") + text.count(b"{")
+    if values > 8 * max_nodes:     # a value is at most 8 of them (a tensor's tag: {"t":0,"dtype":..,"shape":[..],..})
+        raise TooLarge(f"the answer holds more than {max_nodes:,} values; the limit is {max_nodes:,}")
     try:
-        header = json.loads(frame[start:start + header_length])
+        header = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise WireError(f"malformed header: {error}") from None
-    body = memoryview(frame)[start + header_length:]
-    return _Decoder(body, from_reference).value(header, 0)
+    except RecursionError:
+        raise WireError("value nested too deeply") from None
+    del text
+    if type(frame) is bytearray:
+        body = memoryview(frame)[start + header_length:]
+    else:
+        body = memoryview(bytearray(memoryview(frame)[start + header_length:]))   # a private copy
+    return _Decoder(body, from_reference, deadline, max_nodes).value(header, 0)
 
 
 class _Decoder:
-    def __init__(self, body, from_reference):
+    def __init__(self, body, from_reference, deadline=None, max_nodes=MAX_NODES):
         self.body = body
         self.offset = 0
         self.nodes = 0
+        self.max_nodes = max_nodes
+        self.deadline = deadline
         self.from_reference = from_reference
         self.seen = {}
 
@@ -169,15 +221,18 @@ class _Decoder:
         end = self.offset + size
         if end > len(self.body):
             raise WireError("a buffer runs past the end of the message")
-        data = bytearray(self.body[self.offset:end])
+        data = self.body[self.offset:end]     # a private buffer (decode's): nothing else writes it
         self.seen[index] = size
-        self.offset = end
+        self.offset = min(end + (-size % ALIGN), len(self.body))
         return data
 
     def value(self, node, depth):
         self.nodes += 1
-        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
-            raise WireError("message too large or nested too deeply")
+        if depth > MAX_DEPTH or self.nodes > self.max_nodes:
+            raise TooLarge(f"the answer holds more than {self.max_nodes:,} values or is nested more than "
+                           f"{MAX_DEPTH} deep; the limit is {self.max_nodes:,} values, {MAX_DEPTH} levels")
+        if self.deadline is not None and not self.nodes % 4096 and time.monotonic() > self.deadline:
+            raise PastDeadline("reading the answer ran past the deadline")
         if node is None or type(node) in (bool, int, float, str):
             return node
         if type(node) is not dict or not node:
@@ -249,6 +304,8 @@ class _Decoder:
             out = torch.empty(shape, dtype=dtype)
         else:
             out = torch.frombuffer(data, dtype=stored).reshape(shape)
+            if out.data_ptr() % ALIGN:     # not as our encoder sends it: a copy, aligned
+                out = out.clone()
             if dtype == torch.bool:
                 out = out.to(torch.bool)
         device = torch.device(_str(node.get("device", "cpu")))
@@ -264,7 +321,8 @@ class _Decoder:
             raise WireError("an array of that dtype cannot be received")
         shape = _ints(node.get("shape"))
         data = self.chunk(node["a"], math.prod(shape) * kind.itemsize)
-        return np.frombuffer(data, dtype=kind).reshape(shape)
+        out = np.frombuffer(data, dtype=kind).reshape(shape)
+        return out.copy() if out.ctypes.data % ALIGN else out
 
 
 def _list(value):

@@ -351,9 +351,9 @@ def test_probe_says_what_is_missing_without_bwrap(tmp_path):
 
 def test_default_limits_follow_the_memory_setting():
     with override({"grading": {"memory_limit_gb": 2}}):
-        assert sandbox.default_limits() == Limits(memory_bytes=2 * GiB)
+        assert sandbox.default_limits() == Limits(memory_bytes=2 * GiB, total_memory_bytes=2 * GiB)
     with override({"grading": {"memory_limit_gb": 0}}):
-        assert sandbox.default_limits().memory_bytes is None
+        assert sandbox.default_limits().memory_bytes is None and sandbox.default_limits().total_memory_bytes is None
 
 
 def test_scratch_must_exist(tmp_path):
