@@ -17,6 +17,7 @@ scales). The verdicts are computed by the grader from that data.
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...student import call_student
 from ...trusted.remote import beside
@@ -54,6 +55,7 @@ def build(plan):
 
 # ------------------------------------------------------------------ the student's side
 
+@probe
 @problems.single_threaded
 def train_recorded(train_amp, check, plan, calls, scaler=None):
     """Build ``plan``'s problem; call ``train_amp`` once per entry of ``calls`` (``{"options": {...}, "batches":

@@ -27,6 +27,7 @@ import warnings
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...student import call_student
 from ...timing import expect_speedup, sync_debug_mode
@@ -139,6 +140,7 @@ def _sync_problem(seed, count, device):
     return model, batches, torch.optim.SGD(model.parameters(), lr=0.5)
 
 
+@probe
 def student_host_syncs(train_amp, check, device, seed, count):
     """``{"syncs": host syncs of train_amp (float16) on ``count`` batches}``, or ``{"failure": [detail, hint]}``;
     run beside ``train_amp`` (reported by the student's process)."""
@@ -241,6 +243,7 @@ def _finished(losses, marker):
     return torch.ones_like(marker) if ok else torch.zeros_like(marker)
 
 
+@probe
 class TimedRun:
     """The student's ``train_amp`` (float16) on the tutorial's problem, one call per timed call; made beside it."""
 
@@ -261,6 +264,7 @@ class TimedRun:
 _BASELINES = {}
 
 
+@probe
 def float32_timed_baseline(marker, seed, width=TUTORIAL_WIDTH):
     """The grader's float32 loop on the tutorial's problem (built once per device, seed and width in this process),
     TF32 off: the baseline a :class:`TimedRun` is timed against, in a worker where no student code ran."""

@@ -28,6 +28,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...oprecorder import normalise, record_ops
 from ...student import call_student, describe
@@ -62,6 +63,7 @@ def _owns_its_elements(tensor):
         return False
 
 
+@probe
 def materialised_call(fn, a, b):
     """``(fn(a, b), [(ATen op, shape)] of every tensor a kernel returned that owns room for all its elements)``,
     run where ``fn`` lives (``beside``)."""

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from . import synthetic
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...settings import settings
 from ...trusted.remote import WorkerLost, beside, beside_within
@@ -69,10 +70,12 @@ def scratch(student, prefix):
             beside(remove_directory, student, root)
 
 
+@probe
 def make_directory(student, prefix):
     return tempfile.mkdtemp(prefix=prefix)
 
 
+@probe
 def remove_directory(student, path):
     shutil.rmtree(path, ignore_errors=True)
 
@@ -83,6 +86,7 @@ def write_samples(student, directory, files):
                   [(f.name, f.data) if isinstance(f, synthetic.Sample) else f for f in files])
 
 
+@probe
 def write_files(student, directory, files):
     """``files`` (``[(name, bytes)]``) written into ``directory`` in that order; returns their paths, sorted."""
     os.makedirs(directory, exist_ok=True)
@@ -92,6 +96,7 @@ def write_files(student, directory, files):
     return sorted(os.path.join(directory, name) for name, _ in files)
 
 
+@probe
 def write_tars(student, shards):
     """``shards`` (``[(path, [(member name, bytes or None)])]``) written by the grader's writer; returns the paths."""
     for path, members in shards:
@@ -106,6 +111,7 @@ def write_shard_set(student, out_dir, groups):
     return beside(write_tars, student, synthetic.shard_plan(out_dir, groups))
 
 
+@probe
 def shard_layout(student, returned, out_dir, num_shards):
     """What ``write_shards`` wrote: ``{"returned": whether it returned the shard paths in order, "written": the
     names in ``out_dir``, "shards": [[(member, bytes)] per shard (files only), or the error reading it]}``."""
@@ -140,6 +146,7 @@ def load_beside(check, dataset, num_workers, *, where, timeout=None, **options):
                                       options))["items"]
 
 
+@probe
 def load(check, dataset, num_workers, where, timeout, method, options):
     try:
         with no_torch_modes():            # as in the grader's own process: nothing counts ops in a pass
@@ -162,6 +169,7 @@ def load_collated(check, collate_images, samples, tensors, num_workers, *, where
     return answer["batches"], answer["pinned"]
 
 
+@probe
 def collated_batches(check, collate_images, samples, tensors, num_workers, where, timeout, method, options):
     dataset = SyntheticImageDataset([synthetic.Sample(*s) for s in samples], tensors=tensors)
     try:
@@ -181,6 +189,7 @@ def _pinned(value):
     return isinstance(value, torch.Tensor) and bool(value.is_pinned())
 
 
+@probe
 def missing_shard_attempt(TarImageDataset, paths):
     """Samples yielded before ``FileNotFoundError`` (building the dataset on ``paths``, then a full pass), or None
     when none was raised; any other error propagates."""
@@ -205,6 +214,7 @@ def files_after_pass(check, dataset, directory, what):
     return answer["count"], answer["still_open"], answer["unclosed"]
 
 
+@probe
 def open_files(check, dataset, directory, what, timeout):
     try:
         count, still_open, unclosed = pass_and_files(check, dataset, directory, what=what, timeout=timeout)
@@ -222,6 +232,7 @@ def peak_of_pass(check, dataset, what, *, warm_up=False):
     return answer["count"], answer["peak"]
 
 
+@probe
 def traced_peak(check, dataset, what, timeout, warm_up):
     try:
         count, peak = peak_traced_bytes(check, dataset, what=what, timeout=timeout, warm_up=warm_up)
@@ -232,6 +243,7 @@ def traced_peak(check, dataset, what, timeout, warm_up):
 
 # ------------------------------------------------------------------ memory a batch shares with its input
 
+@probe
 def collate_copies(collate_images, items):
     """``collate_images(items)`` where it lives, then every tensor and array of its result written to: ``{"result":
     a copy of the result as returned, "changed": the first input image the call changed, "written": the first one

@@ -10,6 +10,7 @@ CUDA also no host synchronisation per row).
 
 import torch
 
+from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
@@ -32,6 +33,7 @@ def _devices():
     return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
+@probe
 def loop_gather(tensor, indices):
     """The oracle: one row at a time, as the tutorial's slow version does."""
     return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
@@ -195,7 +197,7 @@ def speed_args(device, seed=0):
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
 
 
-@graded(2)
+@graded(2, hidden=[{}])
 def check_batch_gather_speed(batch_gather, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
     times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one

@@ -27,6 +27,7 @@ import re
 
 import torch
 
+from ...probe_registry import probe
 from ...trusted.remote import WorkerLost, beside
 
 COMPILE_OPTIONS = "fullgraph=True, dynamic=True"
@@ -130,6 +131,7 @@ class CompiledSession:
         self._stack.close()
 
 
+@probe
 def open_compiled(fn, recompile_limit=8):
     """A :class:`CompiledSession` of ``fn`` (open it with ``beside``, close it with :func:`close_compiled`)."""
     return CompiledSession(fn, recompile_limit)
@@ -186,6 +188,7 @@ def explain_breaks(fn, *args):
     return beside(_fresh_graph_breaks, fn, *args)
 
 
+@probe
 def _fresh_graph_breaks(fn, *args):
     with fresh_dynamo(), outside_recorder():
         return graph_breaks(fn, *args)

@@ -11,17 +11,20 @@ values it computes from the results.
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...timing import count_host_syncs, expect_constant_syncs
 from ...trusted.remote import Remote, RemoteError, beside
 
 
+@probe
 def torchscript_facts(fn):
     """``{"scripted": whether fn is a TorchScript function or module, "type": its type's name}``."""
     return {"scripted": isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)),
             "type": type(fn).__name__}
 
 
+@probe
 def host_sync_facts(check, fn, tensor, indices, sizes):
     """``{"counts": {size: host synchronisations of fn(tensor[:size], indices[:size])} or None off CUDA}``, or
     ``{"failure": [detail, hint]}`` when a call failed (``timing.count_host_syncs``)."""
