@@ -21,7 +21,7 @@ import torch
 
 from ...errors import CheckFailure
 from ...spec import current_check, graded
-from ...trusted.remote import beside, in_fresh_process
+from ...trusted.handle import handle
 from . import checkpoint
 from . import checkpoint_runs
 from . import problems
@@ -57,13 +57,13 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
         saved = checkpoint.snapshot(model, optimizer, scaler)
         case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
                 f"optimizer, scaler, step={step})")
-        report = beside(checkpoint_runs.roundtrip_save_run, save_checkpoint, check, seed, device, as_path)
+        report = handle(save_checkpoint).beside(checkpoint_runs.roundtrip_save_run, check, seed, device, as_path)
         if device != "cpu":     # CUDA kernels need not give bit-identical results in two processes
             saved = report.get("saved")
         checkpoint.expect_file(check, report, case)
         content = _carried(check, report, case)
-        loader = in_fresh_process(load_checkpoint)      # only the file goes over: a process that never ran the save
-        loads = beside(checkpoint_runs.roundtrip_load_run, loader, check, seed, device, as_path, content).get("loads")
+        loader = handle(load_checkpoint).in_fresh_process()    # only the file goes over: a process that never saved
+        loads = loader.beside(checkpoint_runs.roundtrip_load_run, check, seed, device, as_path, content).get("loads")
         loads = loads if type(loads) is list else []
         for k, into in enumerate(("new objects", f"the same objects, {after} steps later")):
             if k >= len(loads):
@@ -94,11 +94,11 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
     case = (f"{checkpoint.describe_problem()}; {len(data)} batches; the run is interrupted after {cut} steps "
             f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
             f"(load_checkpoint(path, model, optimizer, scaler))")
-    report = beside(checkpoint_runs.resume_save_run, save_checkpoint, check, seed)
+    report = handle(save_checkpoint).beside(checkpoint_runs.resume_save_run, check, seed)
     checkpoint.expect_file(check, report, case)
     content = _carried(check, report, case)
-    loader = in_fresh_process(load_checkpoint)      # only the file goes over: a process that never ran the save
-    report = beside(checkpoint_runs.resume_load_run, loader, check, seed, content)
+    loader = handle(load_checkpoint).in_fresh_process()    # only the file goes over: a process that never saved
+    report = loader.beside(checkpoint_runs.resume_load_run, check, seed, content)
     checkpoint.expect_no_failure(check, report.get("load_failure"))
     checkpoint.expect_step(check, report.get("step"), cut, case)
     lost = checkpoint.state_differences(at_save, report.get("loaded"))
@@ -131,12 +131,12 @@ def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
-    report = beside(checkpoint_runs.saved_file_run, save_checkpoint, check, seed)
+    report = handle(save_checkpoint).beside(checkpoint_runs.saved_file_run, check, seed)
     checkpoint.expect_file(check, report, case)
     content = _carried(check, report, case)
     with tempfile.TemporaryDirectory() as directory:        # the grader reads the file's bytes itself
         path = Path(directory) / "checkpoint.pt"
         path.write_bytes(content)
         checkpoint.expect_weights_only_file(check, str(path), case)
-    refusal = beside(checkpoint_runs.refusal_run, load_checkpoint, check, content)
+    refusal = handle(load_checkpoint).beside(checkpoint_runs.refusal_run, check, content)
     checkpoint.expect_refused(check, refusal, case)

@@ -20,7 +20,7 @@ import torch
 from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...student import call_student
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 from . import problems
 from .recording import MalformedRecording, from_plain, recording, to_plain
 
@@ -108,7 +108,7 @@ def train(check, train_amp, plan, calls, scaler=None):
     """:func:`train_recorded` beside ``train_amp``; returns ``(calls, final)``, each call's recording a
     :class:`~.recording.Recording` (a failed call keeps its ``{"failure": [detail, hint]}``)."""
     __tracebackhide__ = True
-    answer = beside(train_recorded, train_amp, check, plan, calls, scaler)
+    answer = handle(train_amp).beside(train_recorded, check, plan, calls, scaler)
     try:
         entries, final = answer["calls"], answer["final"]
         if type(entries) is not list or not entries or len(entries) > len(calls) or (

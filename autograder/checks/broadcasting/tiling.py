@@ -32,7 +32,7 @@ from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...oprecorder import normalise, record_ops
 from ...student import call_student, describe
-from ...trusted.remote import Remote, beside
+from ...trusted.handle import handle
 
 TILING_OPS = ("repeat", "tile", "repeat_interleave")
 BROADCAST_VIEWS = {"expand", "expand_as", "broadcast_to", "broadcast_tensors"}
@@ -77,15 +77,14 @@ class _Beside:
     """``fn(a, b)`` through ``materialised_call``, where ``fn`` lives; messages name ``fn``'s parameters."""
 
     def __init__(self, fn):
-        self.fn = fn
-        if type(fn) is not Remote:
-            try:
-                self.__signature__ = inspect.signature(fn)
-            except (TypeError, ValueError):
-                pass
+        self.fn = handle(fn)
+        try:
+            self.__signature__ = inspect.signature(fn)     # a worker's function sends its parameters' names
+        except (TypeError, ValueError):
+            pass
 
     def __call__(self, a, b):
-        return beside(materialised_call, self.fn, a, b)
+        return self.fn.beside(materialised_call, a, b)
 
 
 def _view_then_join(names):

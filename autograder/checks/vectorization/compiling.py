@@ -28,7 +28,8 @@ import re
 import torch
 
 from ...probe_registry import probe
-from ...trusted.remote import WorkerLost, beside
+from ...errors import WorkerLost
+from ...trusted.handle import handle
 
 COMPILE_OPTIONS = "fullgraph=True, dynamic=True"
 
@@ -185,7 +186,7 @@ def graph_breaks(fn, *args):
 
 def explain_breaks(fn, *args):
     """:func:`graph_breaks` of ``fn(*args)`` in a fresh dynamo, computed where ``fn`` lives (``beside``)."""
-    return beside(_fresh_graph_breaks, fn, *args)
+    return handle(fn).beside(_fresh_graph_breaks, *args)
 
 
 @probe

@@ -14,7 +14,8 @@ import torch
 from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...timing import count_host_syncs, expect_constant_syncs
-from ...trusted.remote import Remote, RemoteError, beside
+from ...trusted.handle import handle
+from ...trusted.remote import Remote, RemoteError
 
 
 @probe
@@ -25,7 +26,7 @@ def torchscript_facts(fn):
 
 
 @probe
-def host_sync_facts(check, fn, tensor, indices, sizes):
+def host_sync_facts(fn, check, tensor, indices, sizes):
     """``{"counts": {size: host synchronisations of fn(tensor[:size], indices[:size])} or None off CUDA}``, or
     ``{"failure": [detail, hint]}`` when a call failed (``timing.count_host_syncs``)."""
     counts = {}
@@ -41,10 +42,10 @@ def host_sync_facts(check, fn, tensor, indices, sizes):
 
 
 def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hint=None):
-    """``timing.expect_no_per_row_sync`` for a remote ``fn``: counted in its worker (:func:`host_sync_facts`),
-    judged here with the same message."""
+    """``timing.expect_no_per_row_sync`` for ``fn`` wherever it lives: counted in its process
+    (:func:`host_sync_facts`, beside it), judged here with the same message."""
     __tracebackhide__ = True
-    facts = beside(host_sync_facts, check, fn, tensor, indices, tuple(sizes))
+    facts = handle(fn).beside(host_sync_facts, check, tensor, indices, tuple(sizes))
     if facts.get("failure"):
         detail, failure_hint = facts["failure"]
         raise CheckFailure(check, str(detail), hint=failure_hint)
