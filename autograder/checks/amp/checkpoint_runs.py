@@ -8,7 +8,9 @@ loop (``checkpoint.py``), calls the student's functions, and returns plain data:
 ``load_checkpoint`` returned, the state dicts after loading (as plain dicts), the losses of the
 resumed run, the bytes of the file. A call that fails comes back as ``{"failure": [detail,
 hint]}`` and the run stops there. The check computes its expectations itself, from the same
-seeds, and judges.
+seeds, and judges. A save and the load that follows are two runs: the save's sends the file's bytes back, and the
+load's writes them to a path of its own, under trusted grading in a fresh worker that never ran the save
+(``resuming.py``).
 
 Reported by the student's process, so forgeable by a hostile student: whether the file was
 written and its bytes, the returned step, the states after loading, the resumed losses, and
