@@ -37,6 +37,11 @@ class Handle:
         """Whether the object lives in a worker (under trusted grading)."""
         return type(self.target) is remote.Remote
 
+    @property
+    def type_name(self):
+        """The name of the object's class, as the process it lives in has it (for messages)."""
+        return self.target.__name__ if self.in_worker else type(self.target).__name__
+
     def __call__(self, *args, **kwargs):
         return self.target(*args, **kwargs)
 

@@ -19,12 +19,12 @@ Two kinds:
 import torch
 
 from ...probe_registry import probe
-from ...trusted.remote import Remote
+from ...trusted.handle import handle
 
 
 def type_name(obj):
     """The class name of ``obj``, whether it lives here or in the student's worker."""
-    return obj.__name__ if type(obj) is Remote else type(obj).__name__
+    return handle(obj).type_name
 
 
 def state_of(module):
