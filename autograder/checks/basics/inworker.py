@@ -19,7 +19,7 @@ import inspect
 import torch
 
 from ...probe_registry import probe
-from ...trusted.remote import Remote, beside
+from ...trusted.handle import handle
 
 
 class InWorker:
@@ -30,17 +30,16 @@ class InWorker:
     """
 
     def __init__(self, probe, student, *recipe, here=None):
-        self.probe, self.student, self.recipe, self.here = probe, student, recipe, here
-        if type(student) is not Remote:
+        self.probe, self.student, self.recipe = probe, handle(student), recipe
+        self.here = {} if here is None or self.student.in_worker else {"here": here}
+        if not self.student.in_worker:
             try:
                 self.__signature__ = inspect.signature(student)   # messages name the student's parameters
             except (TypeError, ValueError):
                 pass
 
     def __call__(self, *shown, **kwargs):
-        if type(self.student) is Remote:
-            return beside(self.probe, self.student, *self.recipe, **kwargs)
-        return self.probe(self.student, *self.recipe, **kwargs, **({} if self.here is None else {"here": self.here}))
+        return self.student.beside(self.probe, *self.recipe, **kwargs, **self.here)
 
 
 @probe
