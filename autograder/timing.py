@@ -11,6 +11,13 @@ vectorized call's time jump by orders of magnitude, while one thread is steady.
 A miss is measured again a bounded number of times before the check fails, and the
 message carries every ratio measured.
 
+Under trusted grading (:func:`measure_remote_speedup`) the student's function runs in their worker and the baseline
+in a clean one; every timed request works on inputs drawn from seeds the grader draws from the run's hidden seed
+(:func:`draw_seeds`, ``autograder.timed_inputs``), sent before the clock starts, and every round's results are
+checked against the baseline's on the same inputs. On CUDA each sample starts with a flushed L2 cache, the device's
+name and clocks go into the measurements (:func:`device_record`), and a ratio above the device's ceiling
+(``settings.speed.ceilings``) puts the item under review (:func:`expect_plausible`).
+
 On CUDA, :func:`expect_no_per_row_sync` counts the host synchronisations a function
 makes (``torch.cuda.set_sync_debug_mode("warn")``, the previous mode restored after)
 and fails when their number grows with the batch: a loop that turns a GPU value into
