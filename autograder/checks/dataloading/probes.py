@@ -32,9 +32,9 @@ import torch
 
 from . import synthetic
 from ...probe_registry import probe
-from ...errors import CheckFailure
+from ...errors import CheckFailure, WorkerLost
 from ...settings import settings
-from ...trusted.remote import WorkerLost, beside, beside_within
+from ...trusted.handle import handle
 from .batches import SyntheticImageDataset, arrays_in, as_array
 from .resources import no_torch_modes, pass_and_files, peak_traced_bytes
 from .runs import load_all, start_method
@@ -62,12 +62,12 @@ def relay(check, answer):
 @contextlib.contextmanager
 def scratch(student, prefix):
     """A temporary directory beside ``student`` (the worker's own temporary directory), removed afterwards."""
-    root = beside(make_directory, student, prefix)
+    root = handle(student).beside(make_directory, prefix)
     try:
         yield root
     finally:
         with contextlib.suppress(WorkerLost):   # a lost worker's scratch goes with it
-            beside(remove_directory, student, root)
+            handle(student).beside(remove_directory, root)
 
 
 @probe
@@ -82,7 +82,7 @@ def remove_directory(student, path):
 
 def write_samples(student, directory, files):
     """``files`` (samples, or ``(name, bytes)``) written into ``directory`` beside ``student``; their sorted paths."""
-    return beside(write_files, student, directory,
+    return handle(student).beside(write_files, directory,
                   [(f.name, f.data) if isinstance(f, synthetic.Sample) else f for f in files])
 
 
@@ -108,7 +108,7 @@ def write_tars(student, shards):
 def write_shard_set(student, out_dir, groups):
     """The grader's shards of ``groups`` of samples (:func:`synthetic.shard_plan`) written beside ``student``;
     returns their paths."""
-    return beside(write_tars, student, synthetic.shard_plan(out_dir, groups))
+    return handle(student).beside(write_tars, synthetic.shard_plan(out_dir, groups))
 
 
 @probe
@@ -142,12 +142,12 @@ def load_beside(check, dataset, num_workers, *, where, timeout=None, **options):
     __tracebackhide__ = True
     timeout = settings.dataloader_timeout_s if timeout is None else timeout
     seconds = (timeout + 5 if num_workers else timeout) + ANSWER_MARGIN_S
-    return relay(check, beside_within(seconds, load, check, dataset, num_workers, where, timeout, start_method(),
-                                      options))["items"]
+    return relay(check, handle(dataset).beside_within(seconds, load, check, num_workers, where, timeout,
+                                                    start_method(), options))["items"]
 
 
 @probe
-def load(check, dataset, num_workers, where, timeout, method, options):
+def load(dataset, check, num_workers, where, timeout, method, options):
     try:
         with no_torch_modes():            # as in the grader's own process: nothing counts ops in a pass
             return {"items": load_all(check, dataset, num_workers, where=where, timeout=timeout, method=method,
@@ -164,13 +164,13 @@ def load_collated(check, collate_images, samples, tensors, num_workers, *, where
     timeout = settings.dataloader_timeout_s
     seconds = timeout + 5 + ANSWER_MARGIN_S
     plain = [(s.name, s.sample_id, s.fmt, s.data) for s in samples]
-    answer = relay(check, beside_within(seconds, collated_batches, check, collate_images, plain, tensors,
-                                        num_workers, where, timeout, start_method(), options))
+    answer = relay(check, handle(collate_images).beside_within(seconds, collated_batches, check, plain, tensors,
+                                                          num_workers, where, timeout, start_method(), options))
     return answer["batches"], answer["pinned"]
 
 
 @probe
-def collated_batches(check, collate_images, samples, tensors, num_workers, where, timeout, method, options):
+def collated_batches(collate_images, check, samples, tensors, num_workers, where, timeout, method, options):
     dataset = SyntheticImageDataset([synthetic.Sample(*s) for s in samples], tensors=tensors)
     try:
         with no_torch_modes():
@@ -209,13 +209,13 @@ def files_after_pass(check, dataset, directory, what):
     """``(items, still open, unclosed)`` of :func:`resources.pass_and_files`, run where ``dataset`` lives."""
     __tracebackhide__ = True
     timeout = settings.call_timeout_s
-    answer = relay(check, beside_within(timeout + ANSWER_MARGIN_S, open_files, check, dataset, directory, what,
-                                        timeout))
+    answer = relay(check, handle(dataset).beside_within(timeout + ANSWER_MARGIN_S, open_files, check, directory,
+                                                      what, timeout))
     return answer["count"], answer["still_open"], answer["unclosed"]
 
 
 @probe
-def open_files(check, dataset, directory, what, timeout):
+def open_files(dataset, check, directory, what, timeout):
     try:
         count, still_open, unclosed = pass_and_files(check, dataset, directory, what=what, timeout=timeout)
     except CheckFailure as failure:
@@ -227,13 +227,13 @@ def peak_of_pass(check, dataset, what, *, warm_up=False):
     """``(items, peak bytes)`` of :func:`resources.peak_traced_bytes`, run where ``dataset`` lives."""
     __tracebackhide__ = True
     timeout = settings.call_timeout_s
-    answer = relay(check, beside_within(2 * timeout + ANSWER_MARGIN_S, traced_peak, check, dataset, what, timeout,
-                                        warm_up))
+    answer = relay(check, handle(dataset).beside_within(2 * timeout + ANSWER_MARGIN_S, traced_peak, check, what,
+                                                      timeout, warm_up))
     return answer["count"], answer["peak"]
 
 
 @probe
-def traced_peak(check, dataset, what, timeout, warm_up):
+def traced_peak(dataset, check, what, timeout, warm_up):
     try:
         count, peak = peak_traced_bytes(check, dataset, what=what, timeout=timeout, warm_up=warm_up)
     except CheckFailure as failure:
