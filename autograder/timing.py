@@ -42,6 +42,7 @@ from .settings import settings
 from .spec import gpu_unavailable, run_seed
 from .student import BoundedText, CallTimeout, call_student, time_limit
 from .trusted import remote
+from .trusted.handle import handle
 
 
 @dataclass
@@ -284,7 +285,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(budget):
             result.threads = _threads_for(device)
             for _ in range(1 + settings.speed.retries):
-                if type(candidate) is remote.Remote:
+                if handle(candidate).in_worker:     # timed as the trusted grader does
                     ratio, result.candidate_s, result.baseline_s = measure_remote_speedup(
                         check, candidate, baseline, args, device=device, what=what or name)
                 else:

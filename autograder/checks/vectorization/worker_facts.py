@@ -15,7 +15,7 @@ from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...timing import count_host_syncs, expect_constant_syncs
 from ...trusted.handle import handle
-from ...trusted.remote import Remote, RemoteError
+from ...trusted.remote import RemoteError
 
 
 @probe
@@ -58,7 +58,7 @@ def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hin
 def jit_errors_restored(fn):
     """``fn``, where a remote ``fn``'s ``torch.jit.Error`` (rebuilt here as a ``RemoteError`` named ``Error``)
     raises as a ``torch.jit.Error`` again, with its message; a local ``fn`` as it is."""
-    if type(fn) is not Remote:
+    if not handle(fn).in_worker:
         return fn
 
     def call(*args, **kwargs):
