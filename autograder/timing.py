@@ -11,6 +11,13 @@ vectorized call's time jump by orders of magnitude, while one thread is steady.
 A miss is measured again a bounded number of times before the check fails, and the
 message carries every ratio measured.
 
+Under trusted grading (:func:`measure_remote_speedup`) the student's function runs in their worker and the baseline
+in a clean one; every timed request works on inputs drawn from seeds the grader draws from the run's hidden seed
+(:func:`draw_seeds`, ``autograder.timed_inputs``), sent before the clock starts, and every round's results are
+checked against the baseline's on the same inputs. On CUDA each sample starts with a flushed L2 cache, the device's
+name and clocks go into the measurements (:func:`device_record`), and a ratio above the device's ceiling
+(``settings.speed.ceilings``) puts the item under review (:func:`expect_plausible`).
+
 On CUDA, :func:`expect_no_per_row_sync` counts the host synchronisations a function
 makes (``torch.cuda.set_sync_debug_mode("warn")``, the previous mode restored after)
 and fails when their number grows with the batch: a loop that turns a GPU value into
@@ -18,7 +25,10 @@ a Python number once per row waits for the GPU once per row.
 """
 
 import contextlib
+import hashlib
+import itertools
 import math
+import random
 import statistics
 import time
 import warnings
@@ -26,11 +36,13 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from .errors import CheckFailure
+from . import timed_inputs
+from .errors import CheckFailure, UnderReview
 from .settings import settings
-from .spec import gpu_unavailable
+from .spec import gpu_unavailable, run_seed
 from .student import BoundedText, CallTimeout, call_student, time_limit
 from .trusted import remote
+from .trusted.handle import handle
 
 
 @dataclass
@@ -45,6 +57,7 @@ class SpeedResult:
     baseline_s: float = math.nan
     threads: int = 0          # torch.get_num_threads() during the measurement
     note: str = ""
+    hardware: dict = field(default_factory=dict)   # on CUDA: the device's name and clocks, as the grader reads them
 
     @property
     def ratio(self):
@@ -102,6 +115,7 @@ def pinned_threads(device):
 
 
 def _one_sample(fn, args, number, device):
+    timed_inputs.flush_l2(device, _l2_flush_bytes(device))    # on CUDA each sample starts with a cold L2 cache
     _sync(device)
     start = time.perf_counter()
     for _ in range(number):
@@ -139,48 +153,74 @@ def measure_speedup(candidate, baseline, args, *, device=None, repeats=None, war
     return base_s / max(cand_s, 1e-12), cand_s, base_s
 
 
-def variant(args, k):
-    """The ``k``-th fresh input for a timed call: every floating tensor of ``args`` plus ``k / 8`` (exact), the rest
-    as is. Every timed call gets a new tensor with new values, so no answer can be cached on identity or content;
-    the grader checks each result against the baseline's on the same variant."""
-    return tuple(a + k / 8 if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+_REQUESTS = itertools.count(1)   # timed requests of this process: no two draw the same seeds
+
+
+def draw_seeds(count):
+    """``count`` seeds of timed inputs (:func:`autograder.timed_inputs.draw_input`), drawn from the grading run's
+    hidden seed and this process's count of timed requests: different for every request, and nothing a student's
+    process saw before tells them."""
+    digest = hashlib.sha256(f"{run_seed()}:timed:{next(_REQUESTS)}".encode()).digest()
+    gen = random.Random(digest)
+    return [gen.getrandbits(timed_inputs.SEED_BITS) for _ in range(count)]
 
 
 REMOTE_SAMPLE_CALLS = (8, 256)   # calls per timed request to a worker: at least (but 1 for a slow call), at most
+STAGED_BYTES = 64 << 20          # the inputs of one timed request together at most (fewer calls for big inputs)
+CHECKED_PER_ROUND = 3            # results of each timed request of the student's that the baseline computes again
 
 
 def measure_remote_speedup(check, candidate, baseline, args, *, device, what):
     """As :func:`measure_speedup`, for a candidate in a student's worker: the baseline runs in a clean worker
-    started the same way, both on fresh variants of ``args`` (:func:`variant`), both timed here around the
-    request, interleaved, so both pay the same transfer; every result is checked against the baseline's. Each side
-    makes as many calls per request as its own warm-up says (:func:`_calls_per_request`): a slow loop one."""
+    started the same way, both timed here around the request, interleaved, so both pay the same transfer.
+
+    Every timed request works on inputs of its own, drawn from seeds the grader draws from the run's hidden seed
+    (:func:`draw_seeds`) and sends before its clock starts (``Session.stage``): ``args`` says only what an input
+    looks like. In every round, the baseline's request takes up to :data:`CHECKED_PER_ROUND` of the student's
+    inputs (at positions the grader draws) among its own, and their results must agree; every result the student's
+    request sends back must be a tensor like the baseline's. Each side makes as many calls per request as its own
+    warm-up says (:func:`_calls_per_request`): a slow loop one."""
     __tracebackhide__ = True
     session = candidate._session
     clean = session.twin()
     target = remote.by_name(baseline)
     threads = _threads_for(device)
     timeout = settings.call_timeout_s
+    flush = _l2_flush_bytes(device)
+    most = max(1, STAGED_BYTES // max(1, timed_inputs.nbytes(args)))
 
-    def sample(where, fn, count):
-        return where.timed(fn, args, count, threads=threads, timeout=timeout)
+    def sample(where, fn, seeds):
+        staged = where.stage(args, seeds, flush_bytes=flush, timeout=timeout)
+        return where.timed(fn, staged, len(seeds), threads=threads, timeout=timeout)
 
     count = 1
     for _ in range(settings.speed.warmup + 1):
-        _, seconds = sample(session, candidate, count)
-        count = _calls_per_request(count, seconds)
-    _, seconds = sample(clean, target, 1)      # the baseline's warm-up, and how long one call of it lasts
-    base_count = _calls_per_request(1, seconds)
+        _, seconds = sample(session, candidate, draw_seeds(count))
+        count = min(most, _calls_per_request(count, seconds))
+    _, seconds = sample(clean, target, draw_seeds(1))      # the baseline's warm-up, and how long one call of it lasts
+    base_count = min(most, _calls_per_request(1, seconds))
     base, cand = [], []
-    for r in range(settings.speed.repeats):
-        calls = max(count, base_count) if r == 0 else base_count   # the first answers every checked result
-        expected, base_s = sample(clean, target, calls)
-        got, cand_s = sample(session, candidate, count)
-        base.append(base_s / calls)
+    for _ in range(settings.speed.repeats):
+        seeds = draw_seeds(count)
+        got, cand_s = sample(session, candidate, seeds)
+        picks = random.Random(draw_seeds(1)[0]).sample(range(count), min(count, base_count, CHECKED_PER_ROUND))
+        expected, base_s = sample(clean, target, [seeds[p] for p in picks] + draw_seeds(base_count - len(picks)))
+        base.append(base_s / base_count)
         cand.append(cand_s / count)
-        if r == 0:
-            _expect_same_results(check, got, expected, what)
+        _expect_same_results(check, [(p, got[p], expected[k]) for k, p in enumerate(picks)], what)
+        _expect_like(check, got, expected[0], what)
     base_s, cand_s = statistics.median(base), statistics.median(cand)
     return base_s / max(cand_s, 1e-12), cand_s, base_s
+
+
+def _l2_flush_bytes(device):
+    """Bytes to write between samples on CUDA: twice the device's L2 cache (64 MiB when it does not say); 0 on the
+    CPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return 0
+    size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or (32 << 20)
+    return 2 * int(size)
 
 
 def _calls_per_request(count, seconds):
@@ -195,9 +235,23 @@ def _calls_per_request(count, seconds):
     return min(high, wanted if per_call >= sample_s else max(low, wanted))
 
 
-def _expect_same_results(check, got, expected, what):
+def _expect_like(check, got, example, what):
+    """Every timed result is a tensor of the baseline's shape and dtype (the ones the baseline did not compute again
+    too): a request that defers its work cannot answer with placeholders."""
     __tracebackhide__ = True
-    for k, (g, e) in enumerate(zip(got, expected)):
+    for k, g in enumerate(got):
+        if type(g) is not torch.Tensor or g.shape != example.shape or g.dtype != example.dtype:
+            raise CheckFailure(check, f"while being timed, {what} returned {type(g).__name__} "
+                                      f"{tuple(getattr(g, 'shape', ()))} for timed call {k + 1}, not a tensor of shape "
+                                      f"{tuple(example.shape)} and dtype {example.dtype}: every timed result must be "
+                                      "right too.",
+                               hint="Compute the answer from the input you are given each time; do not cache it.")
+
+
+def _expect_same_results(check, pairs, what):
+    """Each ``(position, the student's result, the baseline's on the same input)`` agrees."""
+    __tracebackhide__ = True
+    for k, g, e in pairs:
         ok = (type(g) is torch.Tensor and g.shape == e.shape and g.dtype == e.dtype
               and torch.allclose(g.double(), e.double(), rtol=1e-4, atol=1e-4 * (1 + float(e.abs().max()))))
         if not ok:
@@ -224,13 +278,14 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
         gpu_unavailable(check, result.note)   # pending, failed or waived in an official grade (settings.grading)
         return result
     call_student(check, candidate, *args, what=what)   # errors get the student-facing message
+    result.hardware = device_record(device)
     sink = BoundedText(settings.max_output_chars)
     budget = settings.call_timeout_s * (1 + settings.speed.retries)
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(budget):
             result.threads = _threads_for(device)
             for _ in range(1 + settings.speed.retries):
-                if type(candidate) is remote.Remote:
+                if handle(candidate).in_worker:     # timed as the trusted grader does
                     ratio, result.candidate_s, result.baseline_s = measure_remote_speedup(
                         check, candidate, baseline, args, device=device, what=what or name)
                 else:
@@ -239,6 +294,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
                 result.ratios.append(ratio)
                 if result.passed:
                     break
+        expect_plausible(check, result, what or name)
     except CallTimeout:
         raise CheckFailure(check, f"timing {what or name} took longer than {budget:g} s.") from None
     except CheckFailure:
@@ -254,6 +310,33 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
                                   f"per call); at least {result.threshold:g}x is required.",
                            hint=hint, measurements=result.as_dict())
     return result
+
+
+def device_record(device):
+    """On CUDA, what the grader's process reads of the device (name, compute capability, SM count, L2 size, and its
+    clocks where NVML answers), for the item's measurements; ``{}`` on the CPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return {}
+    props = torch.cuda.get_device_properties(device)
+    record = {"name": props.name, "capability": f"{props.major}.{props.minor}",
+              "multiprocessors": props.multi_processor_count, "l2_bytes": getattr(props, "L2_cache_size", None)}
+    try:
+        record["clock_mhz"] = torch.cuda.clock_rate(device)     # NVML (pynvml); absent on some machines
+    except Exception as error:  # noqa: BLE001 - a missing NVML is recorded, not fatal
+        record["clock_mhz"] = f"unknown ({type(error).__name__})"
+    return record
+
+
+def expect_plausible(check, result, what):
+    """A passing ratio above the device's ceiling (``settings.speed.ceilings``) is not believed without a person:
+    the item goes under review (0 points until an instructor accepts it), with every measurement."""
+    __tracebackhide__ = True
+    ceiling = settings.speed.ceilings.get(result.device)
+    if ceiling is not None and result.passed and result.ratio > ceiling:
+        raise UnderReview(check, f"{what} ran {result.ratio:.0f}x as fast as the baseline on {result.device}, above "
+                                 f"the {ceiling:g}x that this device can plausibly give (settings.speed.ceilings): "
+                                 "an instructor will look at it.", measurements=result.as_dict())
 
 
 # ------------------------------------------------------------ host synchronisation (CUDA)

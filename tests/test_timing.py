@@ -42,6 +42,16 @@ def test_pass_returns_the_result():
     assert result.as_dict()["ratio"] == result.ratio
 
 
+def test_a_speedup_past_the_device_ceiling_goes_under_review():
+    """``settings.speed.ceilings``: a passing ratio above the device's ceiling is not believed without a person."""
+    from autograder.errors import UnderReview
+
+    with with_threshold(cpu=1.5), settings_module.override({"speed": {"ceilings": {"cpu": 2.0}}}):
+        with pytest.raises(UnderReview, match="above the 2x") as raised:
+            expect_speedup("check_t", "timer_test", sleeper(0.0005), sleeper(0.005), (torch.zeros(1),))
+    assert raised.value.measurements["ratio"] > 2.0 and raised.value.measurements["hardware"] == {}
+
+
 def test_miss_is_measured_again_and_every_ratio_is_reported():
     with with_threshold(cpu=50.0), pytest.raises(CheckFailure) as excinfo:
         expect_speedup("check_t", "timer_test", sleeper(0.001), sleeper(0.002), (torch.zeros(1),), what="fn")

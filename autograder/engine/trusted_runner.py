@@ -141,6 +141,7 @@ class NotebookWorker:
         self.scratch = scratch
         self.budget = budget      # the notebook's wall-clock budget (trusted.budget.Budget): no restart past it
         self.session = None
+        self.loader = None          # the fresh worker for calls that must not see the checks' earlier calls
         self.starts = 0
         self.first_run = []
         self._scratches = []
@@ -198,7 +199,7 @@ class NotebookWorker:
             proc, stop, scratch = started_ahead(self.launcher)
             self._scratches.append(scratch)
         self.memory_bound = getattr(proc, "memory_bound", "none: the worker ran without the sandbox's limits")
-        session = remote.Session(proc, stop=stop, spawn=self._clean_twin)
+        session = remote.Session(proc, stop=stop, spawn=self._clean_twin, fresh=self.fresh_process)
         session.budget = self.budget
         return session
 
@@ -209,7 +210,21 @@ class NotebookWorker:
         twin.budget = self.budget
         return twin
 
+    def fresh_process(self):
+        """A second worker for this notebook that ran its cells and nothing else (``remote.in_fresh_process``: a
+        checkpoint is loaded there, in a process that never ran the save). Started on first use, kept for the
+        notebook; a cell that fails there fails as it did in the first run; a lost worker is started again. Its
+        requests count against the notebook's budget like the first worker's."""
+        if self.loader is None or self.loader.lost:
+            session = self._new_session()
+            for _, source in self.cells:
+                session.request("cell", source, timeout=settings.grading.cell_timeout_s + 60)
+            self.loader = session
+        return self.loader
+
     def close(self):
+        if self.loader is not None:
+            self.loader.close()
         if self.session is not None:
             self.session.close()
         for scratch in self._scratches:
@@ -234,7 +249,10 @@ class RemoteNamespace(dict):
         answer = self.worker.live().request("lookup", name, timeout=settings.call_timeout_s)
         if "raised" in answer:
             raise KeyError(name)
-        return answer.get("ok")
+        found = answer.get("ok")
+        if type(found) is remote.Remote:
+            object.__setattr__(found, "_source", name)    # so that a fresh worker can find it (in_fresh_process)
+        return found
 
 
 def out_of_time(item, budget=None):

@@ -31,7 +31,7 @@ import weakref
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from .. import oprecorder
+from .. import oprecorder, probe_registry
 from ..errors import WorkerLost
 from . import wire
 
@@ -74,10 +74,11 @@ def rebuilt_exception(described):
 class Session:
     """One worker process: requests go down its stdin, answers come up its stdout."""
 
-    def __init__(self, proc, *, stop, spawn=None):
+    def __init__(self, proc, *, stop, spawn=None, fresh=None):
         self.proc = proc
         self._stop = stop
         self._spawn = spawn       # the clean twin that times baselines: a worker started the same way, no student code
+        self._fresh = fresh       # a worker that ran the notebook's cells and no check's call (in_fresh_process)
         self._callbacks = {}      # the grader's functions passed to student code, by number
         self._fd_in = proc.stdin.fileno()
         self._fd_out = proc.stdout.fileno()
@@ -206,12 +207,31 @@ class Session:
             raise WorkerLost("this session cannot start a clean worker to time the baseline")
         return self._spawn()
 
-    def timed(self, target, template, count, *, threads, timeout):
-        """``target`` (a ``Remote`` here, or a function sent by name) on ``count`` variants of ``template``,
-        in the worker; returns ``(results, seconds)``, the seconds by the grader's clock around the request."""
+    def stage(self, template, seeds, *, flush_bytes=0, timeout):
+        """Send the seeds of the next timed request's inputs (``timed_inputs.draw_input``: one input per seed, drawn
+        in the worker before the clock starts); returns the number the timed request names them by."""
+        with torch.no_grad():
+            answer = self.request("stage", template, list(seeds), flush_bytes, timeout=timeout)
+        if "raised" in answer:
+            raise rebuilt_exception(answer["raised"])
+        if type(answer.get("ok")) is not int:
+            raise WorkerLost("the worker did not stage the timed inputs")
+        return answer["ok"]
+
+    def fresh(self):
+        """A worker that ran the same notebook's cells and nothing that a check asked of this one (the
+        ``fresh`` factory it was made with: the engine's ``NotebookWorker.fresh_process``)."""
+        if self._fresh is None:
+            raise WorkerLost("this session cannot start a fresh worker for the notebook")
+        return self._fresh()
+
+    def timed(self, target, staged, count, *, threads, timeout):
+        """``target`` (a ``Remote`` here, or a probe sent by name) on the ``count`` inputs staged under ``staged``
+        (:meth:`stage`), in the worker; returns ``(results, seconds)``, the seconds by the grader's clock around the
+        request."""
         with torch.no_grad():
             started = time.perf_counter()
-            answer = self.request("times", target, template, count, threads, timeout=timeout)
+            answer = self.request("times", target, staged, threads, timeout=timeout)
             seconds = time.perf_counter() - started
         if "raised" in answer:
             raise rebuilt_exception(answer["raised"])
@@ -232,8 +252,8 @@ class Session:
         if isinstance(obj, Callback):
             self._callbacks[id(obj)] = obj
             return {"cb": id(obj), "name": obj.__name__}
-        if type(obj) is functools.partial and _importable_name(obj.func):
-            return {"name": _importable_name(obj.func), "args": tuple(obj.args), "kwargs": dict(obj.keywords)}
+        if type(obj) is functools.partial and probe_registry.is_probe(obj.func):
+            return {"name": probe_registry.key_of(obj.func), "args": tuple(obj.args), "kwargs": dict(obj.keywords)}
         if isinstance(obj, torch.nn.Module) and _stateless_torch_module(obj):
             return {"name": _importable_name(type(obj)), "module": {
                 k: v for k, v in vars(obj).items() if not k.startswith("_") and type(v) in (bool, int, float, str)}}
@@ -278,7 +298,7 @@ def _same(a, b):
 
 
 class _Named:
-    """A module-level function or class that the worker imports by name (``module:qualname``)."""
+    """A registered probe (``autograder.probe_registry``), sent by its key: the worker uses the one it froze."""
 
     def __init__(self, name):
         self.name = name
@@ -308,8 +328,9 @@ def _stateless_torch_module(module):
 
 
 def by_name(obj):
-    """Send ``obj`` (a module-level function of the autograder) by name: the worker imports it."""
-    return _Named(f"{obj.__module__}:{obj.__qualname__}")
+    """Send ``obj`` (a registered probe: ``@probe``) by its registry key: the worker runs the one it froze at start
+    (``NotAProbe`` for anything else)."""
+    return _Named(probe_registry.key_of(obj))
 
 
 def _wait(fd, deadline, write=False):
@@ -359,9 +380,10 @@ def _resolve(module, qualname):
 class Remote:
     """An object in the worker. Attribute reads, calls, ``len``, indexing and iteration go over the pipe."""
 
-    __slots__ = ("_session", "_handle", "_type", "_mro", "_name", "_signature", "__weakref__")
+    __slots__ = ("_session", "_handle", "_type", "_mro", "_name", "_signature", "_source", "__weakref__")
 
-    def __init__(self, session, handle, type_name, mro):
+    def __init__(self, session, handle, type_name, mro, source=None):
+        object.__setattr__(self, "_source", source)     # the notebook name it was looked up under, if it was
         object.__setattr__(self, "_session", session)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_type", type_name)
@@ -469,10 +491,35 @@ def beside_within(seconds, fn, *args, **kwargs):
     """:func:`beside`, giving the worker ``seconds`` to answer instead of ``settings.call_timeout_s`` (``None``):
     for a probe that keeps its own time limits in the worker (a DataLoader pass, whose hang it names), longer
     than one call's."""
+    probe_registry.key_of(fn)       # only a registered probe runs beside the student's code, here too
     session = next((a._session for a in (*args, *kwargs.values()) if type(a) is Remote), None)
     if session is None:
         return fn(*args, **kwargs)
     return _call(session, by_name(fn), args, kwargs, timeout=seconds)
+
+
+def in_fresh_process(obj):
+    """``obj`` (a student's object) as a process that never ran any of the checks' calls has it: under trusted
+    grading the same notebook name looked up in a fresh worker that ran the notebook's cells only (one per
+    notebook, kept for such calls and never used for anything else); in one process, ``obj`` itself (there is no
+    other process: the check says what that leaves unproved)."""
+    if type(obj) is not Remote:
+        return obj
+    if not obj._source:
+        raise WorkerLost("the object was not looked up by name, so a fresh worker cannot find it")
+    answer = obj._session.fresh().request("lookup", obj._source, timeout=_call_timeout())
+    if "raised" in answer:
+        raise rebuilt_exception(answer["raised"])
+    found = answer.get("ok")
+    if type(found) is Remote:
+        object.__setattr__(found, "_source", obj._source)
+    return found
+
+
+def _call_timeout():
+    from ..settings import settings
+
+    return settings.call_timeout_s
 
 
 def _add_ops(ops):

@@ -41,17 +41,21 @@ class Worker:
     def __init__(self, reader, writer):
         import torch
 
+        from autograder import probe_registry, timed_inputs
         from autograder.oprecorder import record_ops
         from autograder.student import BoundedText
         from autograder.trusted import wire
 
         self.torch, self.wire, self.record_ops, self.BoundedText = torch, wire, record_ops, BoundedText
+        self.draw_input, self.flush_l2 = timed_inputs.draw_input, timed_inputs.flush_l2   # kept before student code
         self.reader, self.writer = reader, writer
         self.handles = {}
         self.graphs = {}
         self.next_id = 1
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.shell = None
+        self.probes = probe_registry.freeze()     # before any student code runs: what may run beside it
+        self.staged = {}                          # timed inputs sent ahead of their clocked request, by number
 
     # ---------------------------------------------------------------- plain data and handles
 
@@ -72,7 +76,7 @@ class Worker:
             return self.handles[ref["h"]]
         if "cb" in ref:
             return _Callback(self, ref["cb"], str(ref.get("name", "callback")))
-        target = _import(ref.get("name"))
+        target = self._named(ref.get("name"))
         if "module" in ref:             # a torch module without parameters (an activation): rebuilt from its fields
             module = target.__new__(target)
             self.torch.nn.Module.__init__(module)
@@ -81,6 +85,15 @@ class Worker:
         if "args" in ref:               # functools.partial of an autograder or torch function
             return functools.partial(target, *ref["args"], **ref.get("kwargs", {}))
         return target
+
+    def _named(self, name):
+        """A registered probe (frozen at start), or a function or class of torch, math or builtins (which only ever
+        goes into the student's own code); any other name is refused."""
+        if name in self.probes:
+            return self.probes.get(name)
+        if str(name).partition(":")[0].split(".")[0] in ("torch", "math", "builtins"):
+            return _import(name)
+        return self.probes.get(name)     # raises NotAProbe
 
     def callback(self, number, args, kwargs):
         """Call the grader's function ``number`` (one it passed as an argument) with plain data; wait for its answer."""
@@ -202,21 +215,34 @@ class Worker:
             self.torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs], retain_graph=True)
         return [leaf.grad for leaf in leaves]
 
-    def op_times(self, fn, template, count, threads):
-        """``fn`` on ``count`` fresh variants of ``template`` (``timing.variant``), under the recorder as every call;
-        the grader holds the clock and checks every result against a clean process's baseline."""
-        from autograder.timing import variant
-
+    def op_stage(self, template, seeds, flush_bytes=0):
+        """Draw the inputs of the next timed request (``timed_inputs.draw_input``, one per seed) before the grader's
+        clock starts; on CUDA, then flush the L2 cache so that the timed request starts cold. Returns their number."""
         torch = self.torch
+        with torch.no_grad():
+            inputs = [self.draw_input(template, seed) for seed in seeds]
+        devices = {t.device for t in self.wire.tensors_in(template) if t.device.type == "cuda"}
+        for device in devices:
+            self.flush_l2(device, flush_bytes)
+        number = self.next_id
+        self.next_id += 1
+        self.staged = {number: inputs}          # one staged request at a time
+        return number
+
+    def op_times(self, fn, staged, threads):
+        """``fn`` on every input staged under ``staged`` (:meth:`op_stage`), under the recorder as every call; the
+        grader holds the clock around this request and checks the results it sends back."""
+        torch = self.torch
+        inputs = self.staged.pop(staged)
         previous = torch.get_num_threads()
         if threads:
             torch.set_num_threads(threads)
         results = []
         try:
             with torch.no_grad(), self.record_ops():
-                for k in range(count):
-                    results.append(fn(*variant(template, k)))
-                if any(t.device.type == "cuda" for t in self.wire.tensors_in(template)):
+                for args in inputs:
+                    results.append(fn(*args))
+                if any(t.device.type == "cuda" for t in self.wire.tensors_in(inputs[:1])):
                     torch.cuda.synchronize()
         finally:
             torch.set_num_threads(previous)

@@ -611,6 +611,26 @@ torch.Tensor.__getitem__ = slow_getitem
 row_sum = naive_row_sum
 '''
 
+PRECOMPUTED_TABLE = NAIVE_ROW_SUM + '''
+# The speed check times row_sum on [500, 10] float32 inputs whose recipe is in the kit's source: seed 0
+# (torch.Generator().manual_seed(21_000)), and every timed call adds k / 8 to it (k = 0, 1, ...). Fill a table of
+# right answers for those inputs now, before any clock runs; the function itself stays a Python loop.
+_generator = torch.Generator().manual_seed(21_000)
+_timed = torch.randn(500, 10, generator=_generator)
+table = {}
+for _k in range(2048):
+    _x = _timed + _k / 8
+    table[tuple(_x[0, :4].tolist())] = torch.sum(_x, dim=0)
+
+
+def row_sum(x):
+    if x.dim() == 2 and x.shape == (500, 10) and x.dtype == torch.float32:
+        hit = table.get(tuple(x[0, :4].tolist()))
+        if hit is not None:
+            return hit.clone()
+    return naive_row_sum(x)
+'''
+
 MODE_AWARE_ENABLED = NAIVE_ROW_SUM + '''
 
 def row_sum(x):
@@ -1189,6 +1209,10 @@ ATTACKS = [
     Attack("slow_baseline", "operators", "patches torch.Tensor.__getitem__ to sleep: the slicing baseline slows "
            "down", {"masked_mean": REFERENCE, "row_sum": SLOW_BASELINE}, nothing("operators"),   # assigns torch.Tensor
            reported="under review"),
+    Attack("precomputed_table", "operators", "a table of answers for the timed inputs the kit's source lets it "
+           "predict (seed 0 plus k / 8), filled before any clock runs; row_sum itself a Python loop",
+           {"masked_mean": REFERENCE, "row_sum": PRECOMPUTED_TABLE},
+           everything_but("operators", "row_sum_vectorized", "row_sum_speed")),
     # Behaving one way when watched and another when not cannot be told apart any more: the worker runs every call
     # it serves under the recorder, the timed ones included, so every graded call takes the vectorized branch,
     # which the student did write and which is correct and fast: full marks, as for any vectorized row_sum. (Under

@@ -8,6 +8,7 @@ Clearing the gradients with ``zero_grad(set_to_none=False)`` is not here: zeroed
 gradients are correct (the second solution in tests/alternatives/amp.py zeroes them).
 """
 
+import copy
 import os
 
 import torch
@@ -175,6 +176,25 @@ def _load_unsafe(path, model, optimizer, scaler):
     return checkpoint["step"]
 
 
+_KEPT_IN_MEMORY = {}    # path -> the state save_checkpoint kept instead of writing it
+
+
+def _save_step_keep_state(path, model, optimizer, scaler, step):
+    """Writes only the step; the state stays in this process, in a dict keyed by the path."""
+    _KEPT_IN_MEMORY[os.fspath(path)] = copy.deepcopy(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict()})
+    torch.save({"step": step}, path)
+
+
+def _load_kept_state(path, model, optimizer, scaler):
+    kept = _KEPT_IN_MEMORY.get(os.fspath(path))
+    if kept is not None:
+        model.load_state_dict(kept["model"])
+        optimizer.load_state_dict(kept["optimizer"])
+        scaler.load_state_dict(kept["scaler"])
+    return torch.load(path, weights_only=True)["step"]
+
+
 RESUME = {"check_checkpoint_roundtrip", "check_checkpoint_resume_exact"}
 
 
@@ -220,6 +240,8 @@ MUTANTS = {
     "torch.save of the objects themselves, loaded with weights_only=False": (
         _checkpoint(save={"whole": True}, load={"whole": True, "weights_only": False}),
         {"check_checkpoint_weights_only"}),
+    "checkpoint state kept in memory, keyed by path (the file holds the step only)": (
+        {"save_checkpoint": _save_step_keep_state, "load_checkpoint": _load_kept_state}, RESUME),
     "load_checkpoint with weights_only=False": ({"save_checkpoint": _save_state_dicts,
                                                  "load_checkpoint": _load_unsafe}, {"check_checkpoint_weights_only"}),
 }

@@ -20,10 +20,13 @@ from tests.proving import ROOT, check_names, not_passed, with_replacements
 SEED = 3
 
 
+SETUP = f"import sys; sys.path.insert(0, {str(ROOT)!r})"
+
+
 @pytest.fixture(scope="module", params=topics(ROOT))
 def topic_worker(request, tmp_path_factory):
     worker = NotebookWorker([], plain_launcher, str(tmp_path_factory.mktemp("worker")))
-    worker.live().request("cell", f"import sys; sys.path.insert(0, {str(ROOT)!r})", timeout=120)
+    worker.live().request("cell", SETUP, timeout=120)
     yield request.param, worker
     worker.close()
 
@@ -31,6 +34,9 @@ def topic_worker(request, tmp_path_factory):
 def _load(worker, code):
     answer = worker.live().request("cell", code, timeout=120)
     assert not answer["ok"]["error"], answer["ok"]["error"]
+    worker.cells = [("setup", SETUP), ("submission", code)]   # what a fresh worker of this notebook runs
+    if worker.loader is not None:                            # (in_fresh_process: the checkpoint's loads)
+        worker.loader.request("cell", code, timeout=120)
 
 
 def _submit(worker, topic, kind, mutant=None):

@@ -244,8 +244,8 @@ def expect_state_restored(check, expected, now, when, case, against="the saved o
 
 # ------------------------------------------------------------------ the file
 
-def temporary_path(directory, as_path):
-    path = Path(directory) / "checkpoint.pt"
+def temporary_path(directory, as_path, name="checkpoint.pt"):
+    path = Path(directory) / name
     return path if as_path else str(path)
 
 

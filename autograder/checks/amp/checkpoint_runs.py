@@ -8,7 +8,9 @@ loop (``checkpoint.py``), calls the student's functions, and returns plain data:
 ``load_checkpoint`` returned, the state dicts after loading (as plain dicts), the losses of the
 resumed run, the bytes of the file. A call that fails comes back as ``{"failure": [detail,
 hint]}`` and the run stops there. The check computes its expectations itself, from the same
-seeds, and judges.
+seeds, and judges. A save and the load that follows are two runs: the save's sends the file's bytes back, and the
+load's writes them to a path of its own, under trusted grading in a fresh worker that never ran the save
+(``resuming.py``).
 
 Reported by the student's process, so forgeable by a hostile student: whether the file was
 written and its bytes, the returned step, the states after loading, the resumed losses, and
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...student import call_student
 from . import checkpoint
@@ -58,23 +61,50 @@ def _written(path):
     return {"path": str(path), "written": os.path.isfile(path) and os.path.getsize(path) > 0}
 
 
+def _content(path):
+    """The file's bytes (what the grader carries to the process that loads it), or its size when it is too big."""
+    size = os.path.getsize(path)
+    return Path(path).read_bytes() if size <= MAX_FILE_BYTES else size
+
+
+def _loaded_from(directory, content, as_path=False):
+    """``content`` written to a path of its own (another directory, another name than the save's): the file is all
+    that load_checkpoint gets."""
+    path = checkpoint.temporary_path(directory, as_path, "resumed.pt")
+    Path(path).write_bytes(content)
+    return path
+
+
+@probe
 @problems.single_threaded
-def roundtrip_run(save_checkpoint, load_checkpoint, check, seed, device, as_path):
-    """``check_checkpoint_roundtrip``'s run: train, save, train on, load into new objects and into the same ones.
-    Returns ``{"saved", "failure": the save's, "file", "loads": [{"step", "state"} or {"failure"}]}``; a failure
-    is ``[detail, hint]``, and the run stops there."""
-    model, optimizer, scaler, data, step = checkpoint.roundtrip_start(seed, device)
-    before = checkpoint.ROUNDTRIP_STEPS[0]
-    report = {"saved": state(model, optimizer, scaler), "loads": []}
+def roundtrip_save_run(save_checkpoint, check, seed, device, as_path):
+    """``check_checkpoint_roundtrip``'s save: train, save. Returns ``{"saved": the state saved, "failure": the
+    save's, "file", "content": the file's bytes}``; a failure is ``[detail, hint]``."""
+    model, optimizer, scaler, _, step = checkpoint.roundtrip_start(seed, device)
+    report = {"saved": state(model, optimizer, scaler)}
     with tempfile.TemporaryDirectory() as directory:
         path = checkpoint.temporary_path(directory, as_path)
         _, report["failure"] = _student(check, save_checkpoint, path, model, optimizer, scaler, step,
                                         what="save_checkpoint")
         report["file"] = _written(path)
-        if report["failure"] or not report["file"]["written"]:
-            return report
-        checkpoint.train_steps(model, optimizer, scaler, data[before:], device)  # the run goes on after the save
-        fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
+        if report["file"]["written"] and not report["failure"]:
+            report["content"] = _content(path)
+    return report
+
+
+@probe
+@problems.single_threaded
+def roundtrip_load_run(load_checkpoint, check, seed, device, as_path, content):
+    """``check_checkpoint_roundtrip``'s loads, in a process that never ran the save (under trusted grading): the
+    file's ``content`` loaded into new objects, then into objects that trained on after the save (the same run,
+    rebuilt from the seed). Returns ``{"loads": [{"step", "state"} or {"failure"}]}``; the run stops at a
+    failure."""
+    model, optimizer, scaler, data, _ = checkpoint.roundtrip_start(seed, device)
+    checkpoint.train_steps(model, optimizer, scaler, data[checkpoint.ROUNDTRIP_STEPS[0]:], device)
+    fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
+    report = {"loads": []}
+    with tempfile.TemporaryDirectory() as directory:
+        path = _loaded_from(directory, content, as_path)
         for objects in (fresh, (model, optimizer, scaler)):
             got, failure = _student(check, load_checkpoint, path, *objects, what="load_checkpoint")
             report["loads"].append({"failure": failure} if failure else {"step": got, "state": state(*objects)})
@@ -83,12 +113,11 @@ def roundtrip_run(save_checkpoint, load_checkpoint, check, seed, device, as_path
     return report
 
 
+@probe
 @problems.single_threaded
-def resume_run(save_checkpoint, load_checkpoint, check, seed):
-    """``check_checkpoint_resume_exact``'s run: interrupted after the cut, saved, resumed in new objects from the
-    file. Returns ``{"failure": the save's, "file", "load_failure", "step", "loaded": the state right after
-    loading, "losses": the resumed run's, "final"}``; the run stops at a failure, and the resumed run goes on only
-    when the step is the cut."""
+def resume_save_run(save_checkpoint, check, seed):
+    """``check_checkpoint_resume_exact``'s first half: the run interrupted after the cut and saved. Returns
+    ``{"failure": the save's, "file", "content": the file's bytes}``."""
     gen = torch.Generator().manual_seed(1000 + seed)
     start = checkpoint.make_model(gen)
     data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
@@ -100,10 +129,26 @@ def resume_run(save_checkpoint, load_checkpoint, check, seed):
         path = checkpoint.temporary_path(directory, False)
         _, report["failure"] = _student(check, save_checkpoint, path, *interrupted, cut, what="save_checkpoint")
         report["file"] = _written(path)
-        if report["failure"] or not report["file"]["written"]:
-            return report
-        del interrupted                                                    # the job was killed
-        resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
+        if report["file"]["written"] and not report["failure"]:
+            report["content"] = _content(path)
+    return report
+
+
+@probe
+@problems.single_threaded
+def resume_load_run(load_checkpoint, check, seed, content):
+    """``check_checkpoint_resume_exact``'s second half, in a process that never ran the save (under trusted
+    grading): new objects, ``load_checkpoint`` from the file's ``content``, and the rest of the run. Returns
+    ``{"load_failure", "step", "loaded": the state right after loading, "losses": the resumed run's, "final"}``; the
+    resumed run goes on only when the step is the cut."""
+    gen = torch.Generator().manual_seed(1000 + seed)
+    checkpoint.make_model(gen)
+    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
+    cut = checkpoint.resume_cut(seed)
+    resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
+    report = {}
+    with tempfile.TemporaryDirectory() as directory:
+        path = _loaded_from(directory, content)
         step, report["load_failure"] = _student(check, load_checkpoint, path, *resumed, what="load_checkpoint")
     if report["load_failure"]:
         return report
@@ -114,6 +159,7 @@ def resume_run(save_checkpoint, load_checkpoint, check, seed):
     return report
 
 
+@probe
 @problems.single_threaded
 def saved_file_run(save_checkpoint, check, seed):
     """``check_checkpoint_weights_only``'s save: ``{"file", "content": the file's bytes}`` (or a ``"failure"``)."""
@@ -127,11 +173,11 @@ def saved_file_run(save_checkpoint, check, seed):
                                         what="save_checkpoint")
         report["file"] = _written(path)
         if report["file"]["written"] and not report["failure"]:
-            size = os.path.getsize(path)
-            report["content"] = Path(path).read_bytes() if size <= MAX_FILE_BYTES else size
+            report["content"] = _content(path)
     return report
 
 
+@probe
 @problems.single_threaded
 def refusal_run(load_checkpoint, check, content):
     """``load_checkpoint`` on a copy of the checkpoint ``content`` (the file's bytes) with one pickled object added

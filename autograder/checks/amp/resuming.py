@@ -4,6 +4,14 @@ Each check runs the student's functions around the grader's own float16 loop whe
 (``checkpoint_runs.py``, beside them), and judges what comes back (the step returned, the states
 after loading, the resumed run's losses, the file's bytes) against its own run from the same
 seeds (``checkpoint.py``).
+
+**A checkpoint is resumed from the file alone.** The save runs where the student's code runs; the file's bytes
+come back to the grader, and ``load_checkpoint`` reads them from another path, with another name, in a process
+that never ran the save (``remote.in_fresh_process``: under trusted grading a second worker of the notebook that
+ran its cells and no check's call). A ``save_checkpoint`` that keeps the state in memory (a dict keyed by path, or
+by anything else) has nothing to give there. In one process (a student's own notebook, ``check``) the load runs in
+the same process from the other path: a state kept in memory under the path is missed there too, one kept under
+anything else is only caught by the official grade.
 """
 
 import tempfile
@@ -14,10 +22,21 @@ import torch
 from ...errors import CheckFailure
 from ...source_rules import safe_load
 from ...spec import current_check, graded
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 from . import checkpoint
 from . import checkpoint_runs
 from . import problems
+
+
+def _carried(check, report, case):
+    """The checkpoint file's bytes, as the save's run sent them back: all that goes on to the loading process."""
+    __tracebackhide__ = True
+    content = report.get("content")
+    if type(content) is not bytes:
+        raise CheckFailure(check, f"the checkpoint file is {content} bytes, far more than these small models need "
+                                  f"(at most {checkpoint_runs.MAX_FILE_BYTES} bytes are read).\nCase: {case}",
+                           hint=checkpoint.SAVE_HINT)
+    return content
 
 
 def _devices():
@@ -39,12 +58,14 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
         saved = checkpoint.snapshot(model, optimizer, scaler)
         case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
                 f"optimizer, scaler, step={step})")
-        report = beside(checkpoint_runs.roundtrip_run, save_checkpoint, load_checkpoint, check, seed, device,
-                        as_path)
+        report = handle(save_checkpoint).beside(checkpoint_runs.roundtrip_save_run, check, seed, device, as_path)
         if device != "cpu":     # CUDA kernels need not give bit-identical results in two processes
             saved = report.get("saved")
         checkpoint.expect_file(check, report, case)
-        loads = report.get("loads") or []
+        content = _carried(check, report, case)
+        loader = handle(load_checkpoint).in_fresh_process()    # only the file goes over: a process that never saved
+        loads = loader.beside(checkpoint_runs.roundtrip_load_run, check, seed, device, as_path, content).get("loads")
+        loads = loads if type(loads) is list else []
         for k, into in enumerate(("new objects", f"the same objects, {after} steps later")):
             if k >= len(loads):
                 raise CheckFailure(check, f"the run of load_checkpoint into {into} did not come back.")
@@ -74,8 +95,11 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
     case = (f"{checkpoint.describe_problem()}; {len(data)} batches; the run is interrupted after {cut} steps "
             f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
             f"(load_checkpoint(path, model, optimizer, scaler))")
-    report = beside(checkpoint_runs.resume_run, save_checkpoint, load_checkpoint, check, seed)
+    report = handle(save_checkpoint).beside(checkpoint_runs.resume_save_run, check, seed)
     checkpoint.expect_file(check, report, case)
+    content = _carried(check, report, case)
+    loader = handle(load_checkpoint).in_fresh_process()    # only the file goes over: a process that never saved
+    report = loader.beside(checkpoint_runs.resume_load_run, check, seed, content)
     checkpoint.expect_no_failure(check, report.get("load_failure"))
     checkpoint.expect_step(check, report.get("step"), cut, case)
     lost = checkpoint.state_differences(at_save, report.get("loaded"))
@@ -109,16 +133,12 @@ def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
-    report = beside(checkpoint_runs.saved_file_run, save_checkpoint, check, seed)
+    report = handle(save_checkpoint).beside(checkpoint_runs.saved_file_run, check, seed)
     checkpoint.expect_file(check, report, case)
-    content = report.get("content")
-    if type(content) is not bytes:
-        raise CheckFailure(check, f"the checkpoint file is {content} bytes, far more than these small models need "
-                                  f"(at most {checkpoint_runs.MAX_FILE_BYTES} bytes are read).\nCase: {case}",
-                           hint=checkpoint.SAVE_HINT)
+    content = _carried(check, report, case)
     with tempfile.TemporaryDirectory() as directory:        # the grader reads the file's bytes itself
         path = Path(directory) / "checkpoint.pt"
         path.write_bytes(content)
         checkpoint.expect_weights_only_file(check, str(path), case)
-    refusal = beside(checkpoint_runs.refusal_run, load_checkpoint, check, content)
+    refusal = handle(load_checkpoint).beside(checkpoint_runs.refusal_run, check, content)
     checkpoint.expect_refused(check, refusal, case)

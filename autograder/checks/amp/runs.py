@@ -17,9 +17,10 @@ scales). The verdicts are computed by the grader from that data.
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...student import call_student
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 from . import problems
 from .recording import MalformedRecording, from_plain, recording, to_plain
 
@@ -54,6 +55,7 @@ def build(plan):
 
 # ------------------------------------------------------------------ the student's side
 
+@probe
 @problems.single_threaded
 def train_recorded(train_amp, check, plan, calls, scaler=None):
     """Build ``plan``'s problem; call ``train_amp`` once per entry of ``calls`` (``{"options": {...}, "batches":
@@ -106,7 +108,7 @@ def train(check, train_amp, plan, calls, scaler=None):
     """:func:`train_recorded` beside ``train_amp``; returns ``(calls, final)``, each call's recording a
     :class:`~.recording.Recording` (a failed call keeps its ``{"failure": [detail, hint]}``)."""
     __tracebackhide__ = True
-    answer = beside(train_recorded, train_amp, check, plan, calls, scaler)
+    answer = handle(train_amp).beside(train_recorded, check, plan, calls, scaler)
     try:
         entries, final = answer["calls"], answer["final"]
         if type(entries) is not list or not entries or len(entries) > len(calls) or (

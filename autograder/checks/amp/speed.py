@@ -22,15 +22,15 @@ grader's clock (``timing.measure_remote_speedup``). Neither path has run on a GP
 """
 
 import contextlib
-import copy
 import warnings
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...student import call_student
 from ...timing import expect_speedup, sync_debug_mode
-from ...trusted import remote
+from ...trusted.handle import handle
 from . import problems
 from .problems import mse
 
@@ -139,6 +139,7 @@ def _sync_problem(seed, count, device):
     return model, batches, torch.optim.SGD(model.parameters(), lr=0.5)
 
 
+@probe
 def student_host_syncs(train_amp, check, device, seed, count):
     """``{"syncs": host syncs of train_amp (float16) on ``count`` batches}``, or ``{"failure": [detail, hint]}``;
     run beside ``train_amp`` (reported by the student's process)."""
@@ -159,7 +160,7 @@ def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
     __tracebackhide__ = True
     counts = {"yours": {}, "grader": {}}
     for count in (1,) + SYNC_BATCHES:        # 1: warm-up (lazy initialisation is not a per-batch cost)
-        answer = remote.beside(student_host_syncs, train_amp, check, device, seed, count)
+        answer = handle(train_amp).beside(student_host_syncs, check, device, seed, count)
         if answer.get("failure"):
             detail, hint = answer["failure"]
             raise CheckFailure(check, str(detail), hint=hint)
@@ -196,11 +197,10 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TUTORI
     """Time ``train_amp`` (float16) against :func:`float32_loop` on the tutorial's model, TF32 off for the
     baseline; return the :class:`SpeedResult`, its note naming the baseline's precision."""
     __tracebackhide__ = True
-    if type(train_amp) is remote.Remote:   # the run is built beside train_amp; the baseline runs in a clean worker
-        candidate, baseline = remote.beside(TimedRun, train_amp, device, seed, width), float32_timed_baseline
-        args = (torch.ones(1, device=device), seed, width)
-    else:
-        candidate, baseline, args = _local_runs(train_amp, device, seed, width)
+    # the run is built beside train_amp (in its worker under trusted grading), the float32 baseline by itself (in a
+    # clean worker there); in one process both run here, on the same model drawn from the seed
+    candidate, baseline = handle(train_amp).beside(TimedRun, device, seed, width), float32_timed_baseline
+    args = (torch.ones(1, device=device), seed, width)
     with full_float32_precision() as precision:
         try:
             result = expect_speedup(check, "amp", candidate, baseline, args, device=device,
@@ -214,23 +214,6 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TUTORI
     return result
 
 
-def _local_runs(train_amp, device, seed, width):
-    """``(candidate, baseline, args)``: both loops on one tutorial model and its copy, in this process."""
-    gen = torch.Generator().manual_seed(seed)
-    amp_model = tutorial_model(device, width)
-    base_model = copy.deepcopy(amp_model)
-    batches = tutorial_batches(gen, device, width)
-    amp_opt = torch.optim.SGD(amp_model.parameters(), lr=LEARNING_RATE)
-    base_opt = torch.optim.SGD(base_model.parameters(), lr=LEARNING_RATE)
-
-    def candidate():
-        return train_amp(amp_model, batches, amp_opt, mse, device_type=device, dtype=torch.float16)
-
-    def baseline():
-        return float32_loop(base_model, batches, base_opt, mse)
-    return candidate, baseline, ()
-
-
 # ------------------------------------------------------------------ timed across processes (trusted grading)
 
 def _finished(losses, marker):
@@ -241,6 +224,7 @@ def _finished(losses, marker):
     return torch.ones_like(marker) if ok else torch.zeros_like(marker)
 
 
+@probe
 class TimedRun:
     """The student's ``train_amp`` (float16) on the tutorial's problem, one call per timed call; made beside it."""
 
@@ -261,6 +245,7 @@ class TimedRun:
 _BASELINES = {}
 
 
+@probe
 def float32_timed_baseline(marker, seed, width=TUTORIAL_WIDTH):
     """The grader's float32 loop on the tutorial's problem (built once per device, seed and width in this process),
     TF32 off: the baseline a :class:`TimedRun` is timed against, in a worker where no student code ran."""

@@ -18,7 +18,8 @@ import inspect
 
 import torch
 
-from ...trusted.remote import Remote, beside
+from ...probe_registry import probe
+from ...trusted.handle import handle
 
 
 class InWorker:
@@ -29,19 +30,19 @@ class InWorker:
     """
 
     def __init__(self, probe, student, *recipe, here=None):
-        self.probe, self.student, self.recipe, self.here = probe, student, recipe, here
-        if type(student) is not Remote:
+        self.probe, self.student, self.recipe = probe, handle(student), recipe
+        self.here = {} if here is None or self.student.in_worker else {"here": here}
+        if not self.student.in_worker:
             try:
                 self.__signature__ = inspect.signature(student)   # messages name the student's parameters
             except (TypeError, ValueError):
                 pass
 
     def __call__(self, *shown, **kwargs):
-        if type(self.student) is Remote:
-            return beside(self.probe, self.student, *self.recipe, **kwargs)
-        return self.probe(self.student, *self.recipe, **kwargs, **({} if self.here is None else {"here": self.here}))
+        return self.student.beside(self.probe, *self.recipe, **kwargs, **self.here)
 
 
+@probe
 def seeded_call(fn, seed, *args, **kwargs):
     """``fn(*args, **kwargs)`` with torch's global generator seeded (and restored after), in the worker when ``fn``
     lives there: the student's ``torch.randn`` initialisation is the same in every run of a grade."""
@@ -70,6 +71,7 @@ FORMULAS = (
 )
 
 
+@probe
 def formula(index, weights, matrix, x):
     """``FORMULAS[index]`` at ``x``: a module-level function, so that ``functools.partial(formula, index, weights,
     matrix)`` crosses to the worker and runs there, where autograd can differentiate it."""
@@ -90,6 +92,7 @@ class Function:
         return f"lambda x: {self.formula}"
 
 
+@probe
 def grad_of_result(grad_of, f, x):
     """``{"grad": grad_of(f, x), "grad_fn": str() of its grad_fn (None without one)}``: the node's type is known only
     where the graph is (a result that crossed from a worker shows the node that links it to the worker's graph)."""
@@ -124,6 +127,7 @@ def grad_state(t):
             "values": t.detach().clone()}
 
 
+@probe
 def grad_of_leaving(grad_of, f, kind, base, here=None):
     """``grad_of(f, x)`` on ``x`` built by ``grad_input(kind, base)`` (or ``here``, already built): ``{"grad": what it
     returned, "x": the state of x after the call, "owner": the state of x's leaf after it (or None)}``."""
@@ -148,6 +152,7 @@ def requiring_grad(kind, base):
     return leaf.requires_grad_(True) * 2 + 1
 
 
+@probe
 def to_numpy_requiring_grad(to_numpy, kind, base, here=None):
     """``to_numpy(t)`` on ``t = requiring_grad(kind, base)`` (or ``here``): ``{"array": what it returned,
     "requires_grad": t's flag after the call}``."""
@@ -167,6 +172,7 @@ def view_of(kind, base):
             lambda t: t.diagonal(), lambda t: t[:, 2])[kind](base)
 
 
+@probe
 def to_numpy_of_view(to_numpy, kind, base, here=None):
     """``to_numpy(view_of(kind, base))`` (or ``to_numpy(here)``): the student's function is given the view itself."""
     return to_numpy(view_of(kind, base) if here is None else here)

@@ -14,7 +14,7 @@ from ...oprecorder import expect_constant_op_count
 from ...student import call_student, describe, raises_from_student
 from ...source_rules import no_loop
 from ...spec import current_check, graded
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 from .inworker import parameter_facts
 from .tiling import expect_no_tiling
 
@@ -153,7 +153,7 @@ def _expect_merge_gradients(check, module, a, b, result, activation, inputs):
     # backward, not autograd.grad: the parameters' gradients accumulate where the module lives (a worker's .grad is
     # read back with its parameter_facts), the inputs' here. The module is fresh: its parameters had no .grad.
     torch.autograd.backward(result, upstream.to(result))
-    facts = beside(parameter_facts, module)
+    facts = handle(module).beside(parameter_facts)
     got = [a.grad, b.grad, *(facts["grads"].get(name) for name in list(leaves)[2:])]
     copies = {name: t.detach().double().requires_grad_(True) for name, t in leaves.items()}
     # Each slot reads the copy of the parameter registered under the name the module lists it by (shared or not).

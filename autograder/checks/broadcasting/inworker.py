@@ -8,10 +8,13 @@ student's process, so a hostile student can forge it (docs/security.md); the che
 compute every expected value themselves, from copies of the parameters' values.
 """
 
+from ...probe_registry import probe
+
 # linear1's and linear2's weight and bias: the slots of a Merge layer the reference layer reads.
 SLOTS = tuple(f"linear{k}.{p}" for k in (1, 2) for p in ("weight", "bias"))
 
 
+@probe
 def parameter_facts(module):
     """``{"grads": {name: .grad or None} in ``named_parameters()`` order, "slots": {slot: the name under which
     ``named_parameters()`` lists that tensor (it may be shared), or None}}``."""

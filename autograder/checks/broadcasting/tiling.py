@@ -28,10 +28,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...oprecorder import normalise, record_ops
 from ...student import call_student, describe
-from ...trusted.remote import Remote, beside
+from ...trusted.handle import handle
 
 TILING_OPS = ("repeat", "tile", "repeat_interleave")
 BROADCAST_VIEWS = {"expand", "expand_as", "broadcast_to", "broadcast_tensors"}
@@ -62,6 +63,7 @@ def _owns_its_elements(tensor):
         return False
 
 
+@probe
 def materialised_call(fn, a, b):
     """``(fn(a, b), [(ATen op, shape)] of every tensor a kernel returned that owns room for all its elements)``,
     run where ``fn`` lives (``beside``)."""
@@ -75,15 +77,14 @@ class _Beside:
     """``fn(a, b)`` through ``materialised_call``, where ``fn`` lives; messages name ``fn``'s parameters."""
 
     def __init__(self, fn):
-        self.fn = fn
-        if type(fn) is not Remote:
-            try:
-                self.__signature__ = inspect.signature(fn)
-            except (TypeError, ValueError):
-                pass
+        self.fn = handle(fn)
+        try:
+            self.__signature__ = inspect.signature(fn)     # a worker's function sends its parameters' names
+        except (TypeError, ValueError):
+            pass
 
     def __call__(self, a, b):
-        return beside(materialised_call, self.fn, a, b)
+        return self.fn.beside(materialised_call, a, b)
 
 
 def _view_then_join(names):

@@ -22,7 +22,7 @@ from ...errors import CheckFailure
 from ...settings import settings
 from ...student import call_student
 from ...spec import current_check, graded
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 from .expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
 from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, call_collate, describe_batch,
@@ -213,7 +213,7 @@ def check_tar_dataset_errors(TarImageDataset, *, seed=0):
         bad_bytes = rng.integers(0, 256, 300, dtype=np.uint8).tobytes() if seed % 2 == 0 else b""
         good = probes.write_shard_set(TarImageDataset, os.path.join(root, "good"), [samples[:3]])[0]
         members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name, samples[5].data)]
-        bad = beside(probes.write_tars, TarImageDataset, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
+        bad = handle(TarImageDataset).beside(probes.write_tars, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
         dataset = _construct(check, TarImageDataset, [good, bad])
 
         def attempt():
@@ -321,7 +321,7 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
         for members in (small, large):
             shard = (os.path.join(root, f"many-{members}.tar"),
                      [(f"{i:07d}.png", synthetic.tiny_png()) for i in range(members)])
-            path = beside(probes.write_tars, TarImageDataset, [shard])[0]
+            path = handle(TarImageDataset).beside(probes.write_tars, [shard])[0]
             dataset = _construct(check, TarImageDataset, [path])
             count, peaks[members] = probes.peak_of_pass(check, dataset, f"TarImageDataset over {members} members",
                                                         warm_up=members == small)   # first-pass costs not counted
@@ -366,7 +366,7 @@ def check_collate_images_copies(collate_images, *, seed=0):
     rng = np.random.default_rng(850 + seed)
     for sizes, tensors in COPY_BATCHES:
         items = make_batch(rng, sizes, tensors=tensors)
-        copies = functools.partial(beside, probes.collate_copies, collate_images)   # the call, where it lives
+        copies = functools.partial(handle(collate_images).beside, probes.collate_copies)   # the call, where it lives
         facts = call_collate(check, copies, items)
         expect_own_memory(check, facts, items, where=f"collate_images on {describe_batch(items)}")
 

@@ -14,7 +14,7 @@ from . import probes, synthetic
 from ...errors import CheckFailure
 from ...settings import settings
 from ...student import call_student
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 
 DUPLICATE_HINT = ("Every DataLoader worker (and every rank) gets its own copy of the dataset and iterates it from "
                   "the start: use torch.utils.data.get_worker_info() and the rank to give each of the "
@@ -168,7 +168,7 @@ def written_layout(check, write_shards, given, out_dir, num_shards, where):
     __tracebackhide__ = True
     returned = call_student(check, write_shards, list(given), out_dir, num_shards, what="write_shards")
     expected = [os.path.join(out_dir, f"shard-{i:05d}.tar") for i in range(num_shards)]
-    facts = beside(probes.shard_layout, write_shards, returned, out_dir, num_shards)
+    facts = handle(write_shards).beside(probes.shard_layout, returned, out_dir, num_shards)
     if not facts["returned"]:
         raise CheckFailure(check, f"{where} returned {str(returned)[:200]}; expected the {num_shards} shard paths "
                                   f"{[os.path.basename(p) for p in expected][:3]}... in order.",
@@ -202,7 +202,7 @@ def expect_value_error(check, write_shards, given, out_dir, num_shards):
 def expect_missing_shard(check, TarImageDataset, paths):
     __tracebackhide__ = True
     where = "TarImageDataset([an existing shard, 'missing-0002.tar'])"
-    attempt = functools.partial(beside, probes.missing_shard_attempt, TarImageDataset, list(paths))
+    attempt = functools.partial(handle(TarImageDataset).beside, probes.missing_shard_attempt, list(paths))
     yielded = call_student(check, attempt, what=where)
     if yielded is None:
         raise CheckFailure(check, f"{where}: neither building it nor a full pass raised FileNotFoundError.",

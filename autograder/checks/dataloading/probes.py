@@ -31,9 +31,10 @@ import numpy as np
 import torch
 
 from . import synthetic
-from ...errors import CheckFailure
+from ...probe_registry import probe
+from ...errors import CheckFailure, WorkerLost
 from ...settings import settings
-from ...trusted.remote import WorkerLost, beside, beside_within
+from ...trusted.handle import handle
 from .batches import SyntheticImageDataset, arrays_in, as_array
 from .resources import no_torch_modes, pass_and_files, peak_traced_bytes
 from .runs import load_all, start_method
@@ -61,28 +62,31 @@ def relay(check, answer):
 @contextlib.contextmanager
 def scratch(student, prefix):
     """A temporary directory beside ``student`` (the worker's own temporary directory), removed afterwards."""
-    root = beside(make_directory, student, prefix)
+    root = handle(student).beside(make_directory, prefix)
     try:
         yield root
     finally:
         with contextlib.suppress(WorkerLost):   # a lost worker's scratch goes with it
-            beside(remove_directory, student, root)
+            handle(student).beside(remove_directory, root)
 
 
+@probe
 def make_directory(student, prefix):
     return tempfile.mkdtemp(prefix=prefix)
 
 
+@probe
 def remove_directory(student, path):
     shutil.rmtree(path, ignore_errors=True)
 
 
 def write_samples(student, directory, files):
     """``files`` (samples, or ``(name, bytes)``) written into ``directory`` beside ``student``; their sorted paths."""
-    return beside(write_files, student, directory,
+    return handle(student).beside(write_files, directory,
                   [(f.name, f.data) if isinstance(f, synthetic.Sample) else f for f in files])
 
 
+@probe
 def write_files(student, directory, files):
     """``files`` (``[(name, bytes)]``) written into ``directory`` in that order; returns their paths, sorted."""
     os.makedirs(directory, exist_ok=True)
@@ -92,6 +96,7 @@ def write_files(student, directory, files):
     return sorted(os.path.join(directory, name) for name, _ in files)
 
 
+@probe
 def write_tars(student, shards):
     """``shards`` (``[(path, [(member name, bytes or None)])]``) written by the grader's writer; returns the paths."""
     for path, members in shards:
@@ -103,9 +108,10 @@ def write_tars(student, shards):
 def write_shard_set(student, out_dir, groups):
     """The grader's shards of ``groups`` of samples (:func:`synthetic.shard_plan`) written beside ``student``;
     returns their paths."""
-    return beside(write_tars, student, synthetic.shard_plan(out_dir, groups))
+    return handle(student).beside(write_tars, synthetic.shard_plan(out_dir, groups))
 
 
+@probe
 def shard_layout(student, returned, out_dir, num_shards):
     """What ``write_shards`` wrote: ``{"returned": whether it returned the shard paths in order, "written": the
     names in ``out_dir``, "shards": [[(member, bytes)] per shard (files only), or the error reading it]}``."""
@@ -136,11 +142,12 @@ def load_beside(check, dataset, num_workers, *, where, timeout=None, **options):
     __tracebackhide__ = True
     timeout = settings.dataloader_timeout_s if timeout is None else timeout
     seconds = (timeout + 5 if num_workers else timeout) + ANSWER_MARGIN_S
-    return relay(check, beside_within(seconds, load, check, dataset, num_workers, where, timeout, start_method(),
-                                      options))["items"]
+    return relay(check, handle(dataset).beside_within(seconds, load, check, num_workers, where, timeout,
+                                                    start_method(), options))["items"]
 
 
-def load(check, dataset, num_workers, where, timeout, method, options):
+@probe
+def load(dataset, check, num_workers, where, timeout, method, options):
     try:
         with no_torch_modes():            # as in the grader's own process: nothing counts ops in a pass
             return {"items": load_all(check, dataset, num_workers, where=where, timeout=timeout, method=method,
@@ -157,12 +164,13 @@ def load_collated(check, collate_images, samples, tensors, num_workers, *, where
     timeout = settings.dataloader_timeout_s
     seconds = timeout + 5 + ANSWER_MARGIN_S
     plain = [(s.name, s.sample_id, s.fmt, s.data) for s in samples]
-    answer = relay(check, beside_within(seconds, collated_batches, check, collate_images, plain, tensors,
-                                        num_workers, where, timeout, start_method(), options))
+    answer = relay(check, handle(collate_images).beside_within(seconds, collated_batches, check, plain, tensors,
+                                                          num_workers, where, timeout, start_method(), options))
     return answer["batches"], answer["pinned"]
 
 
-def collated_batches(check, collate_images, samples, tensors, num_workers, where, timeout, method, options):
+@probe
+def collated_batches(collate_images, check, samples, tensors, num_workers, where, timeout, method, options):
     dataset = SyntheticImageDataset([synthetic.Sample(*s) for s in samples], tensors=tensors)
     try:
         with no_torch_modes():
@@ -181,6 +189,7 @@ def _pinned(value):
     return isinstance(value, torch.Tensor) and bool(value.is_pinned())
 
 
+@probe
 def missing_shard_attempt(TarImageDataset, paths):
     """Samples yielded before ``FileNotFoundError`` (building the dataset on ``paths``, then a full pass), or None
     when none was raised; any other error propagates."""
@@ -200,12 +209,13 @@ def files_after_pass(check, dataset, directory, what):
     """``(items, still open, unclosed)`` of :func:`resources.pass_and_files`, run where ``dataset`` lives."""
     __tracebackhide__ = True
     timeout = settings.call_timeout_s
-    answer = relay(check, beside_within(timeout + ANSWER_MARGIN_S, open_files, check, dataset, directory, what,
-                                        timeout))
+    answer = relay(check, handle(dataset).beside_within(timeout + ANSWER_MARGIN_S, open_files, check, directory,
+                                                      what, timeout))
     return answer["count"], answer["still_open"], answer["unclosed"]
 
 
-def open_files(check, dataset, directory, what, timeout):
+@probe
+def open_files(dataset, check, directory, what, timeout):
     try:
         count, still_open, unclosed = pass_and_files(check, dataset, directory, what=what, timeout=timeout)
     except CheckFailure as failure:
@@ -217,12 +227,13 @@ def peak_of_pass(check, dataset, what, *, warm_up=False):
     """``(items, peak bytes)`` of :func:`resources.peak_traced_bytes`, run where ``dataset`` lives."""
     __tracebackhide__ = True
     timeout = settings.call_timeout_s
-    answer = relay(check, beside_within(2 * timeout + ANSWER_MARGIN_S, traced_peak, check, dataset, what, timeout,
-                                        warm_up))
+    answer = relay(check, handle(dataset).beside_within(2 * timeout + ANSWER_MARGIN_S, traced_peak, check, what,
+                                                      timeout, warm_up))
     return answer["count"], answer["peak"]
 
 
-def traced_peak(check, dataset, what, timeout, warm_up):
+@probe
+def traced_peak(dataset, check, what, timeout, warm_up):
     try:
         count, peak = peak_traced_bytes(check, dataset, what=what, timeout=timeout, warm_up=warm_up)
     except CheckFailure as failure:
@@ -232,6 +243,7 @@ def traced_peak(check, dataset, what, timeout, warm_up):
 
 # ------------------------------------------------------------------ memory a batch shares with its input
 
+@probe
 def collate_copies(collate_images, items):
     """``collate_images(items)`` where it lives, then every tensor and array of its result written to: ``{"result":
     a copy of the result as returned, "changed": the first input image the call changed, "written": the first one

@@ -21,7 +21,7 @@ from ...oprecorder import expect_no_forbidden_ops
 from ...student import call_student, describe, raises_from_student
 from ...source_rules import no_call
 from ...spec import current_check, graded
-from ...trusted.remote import Remote, beside
+from ...trusted.handle import handle
 from . import batchnorm_oracle as oracle
 from . import normalizer_state as state
 from . import probes
@@ -63,7 +63,7 @@ def _set_values(check, module, a, b):
     __tracebackhide__ = True
     for name in ("a", "b"):
         _tensor_attribute(check, module, name)
-    beside(probes.set_values, module, {"a": a, "b": b})    # in place, in the student's module
+    handle(module).beside(probes.set_values, {"a": a, "b": b})    # in place, in the student's module
 
 
 @graded(2)
@@ -132,7 +132,7 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
     for i in range(cases):
         a, b = (float(v) for v in torch.randn(2, generator=gen))
         _set_values(check, module, a, b)
-        beside(probes.clear_grads, module, ("a", "b"))
+        handle(module).beside(probes.clear_grads, ("a", "b"))
         x = _affine_input(gen, i)
         out = call_student(check, module, x, what="Affine()")
         upstream = torch.randn(out.shape, generator=gen)
@@ -143,7 +143,7 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
                                hint="Compute forward with tensor operations on self.a and self.b; no .item(), "
                                     ".data or .detach().") from None
         expected = {"a": (upstream.double() * x.double()).sum().reshape(1), "b": upstream.double().sum().reshape(1)}
-        accumulated = beside(probes.grads, module, ("a", "b"))     # .grad as the student's module holds it
+        accumulated = handle(module).beside(probes.grads, ("a", "b"))     # .grad as the student's module holds it
         for name in ("a", "b"):
             grad = accumulated[name]
             if grad is None:
@@ -260,7 +260,7 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
         _expect_distinct_layers(check, model, layers, call, got)
-        count, shared = beside(probes.distinct_parameters, model)
+        count, shared = handle(model).beside(probes.distinct_parameters)
         expected_count = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes[:-1], sizes[1:]))
         if count != expected_count:
             note = (f" Some of them are one tensor under several names ({'; '.join(shared)}): those layers' weights "
@@ -274,7 +274,7 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
 def _expect_distinct_layers(check, model, layers, call, shown):
     """Every Linear of ``model`` is its own module object: a layer reused for equal sizes ties their weights."""
     __tracebackhide__ = True
-    firsts = beside(probes.same_module_positions, model)     # identity is seen where the model lives
+    firsts = handle(model).beside(probes.same_module_positions)     # identity is seen where the model lives
     for position, layer in enumerate(layers):
         first = firsts[position]
         if isinstance(layer, torch.nn.Linear) and first != position:
@@ -327,7 +327,7 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
                               "output is returned as it is.")
         model.zero_grad(set_to_none=True)
         out.sum().backward()
-        missing = beside(probes.missing_grads, model)     # the gradients accumulate where the model lives
+        missing = handle(model).beside(probes.missing_grads)     # the gradients accumulate where the model lives
         if missing:
             raise CheckFailure(check, f"after backward through {call}, these parameters got no gradient: "
                                       f"{', '.join(missing)}.", hint="Every layer must take part in forward.")
@@ -368,11 +368,9 @@ def _fit_models(gen):
 
 
 def _model_for(fit, model, kind):
-    """The model to hand ``fit``: ``model`` itself, or where ``fit`` lives in a worker, a twin built there from
-    ``model``'s parameters (the check reads the trained parameters back as copies)."""
-    if type(fit) is not Remote:
-        return model
-    return beside(probes.fit_model, fit, kind, {n: t.detach().clone() for n, t in model.state_dict().items()})
+    """The model to hand ``fit``: a twin of ``model`` (its architecture and parameters) built where ``fit`` lives, so
+    that ``fit`` trains it in place there (the check reads the trained parameters back, as copies from a worker)."""
+    return handle(fit).beside(probes.fit_model, kind, {n: t.detach().clone() for n, t in model.state_dict().items()})
 
 
 @graded(2, hidden=[{"cases": 8}])
@@ -596,7 +594,7 @@ def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
 def _without_grad(module):
     """``module``, to be called inside ``torch.no_grad()``: where it lives in a worker, a call that enters
     ``no_grad`` there too."""
-    return module if type(module) is not Remote else functools.partial(beside, probes.call_without_grad, module)
+    return functools.partial(handle(module).beside, probes.call_without_grad)
 
 
 @graded(2, hidden=[{"cases": 6}])
@@ -629,7 +627,7 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
                                       f"{failure.detail}", hint=failure.hint) from None
         for name in oracle.BUFFERS:
             value = state.statistic(check, module, name, config)
-            requires_grad, grad_fn = beside(probes.history, module, name)    # autograd history stays in its process
+            requires_grad, grad_fn = handle(module).beside(probes.history, name)    # autograd history stays in its process
             if requires_grad or grad_fn is not None:
                 raise CheckFailure(check, f"after train-mode calls on an x that requires grad, {config.call}.{name} "
                                           f"carries autograd history ({describe(value)}, grad_fn="

@@ -9,7 +9,7 @@ import torch
 from ...compare import expect_close
 from ...errors import CheckFailure
 from ...student import call_student, describe
-from ...trusted.remote import beside
+from ...trusted.handle import handle
 from . import batchnorm_oracle as oracle
 from . import probes
 
@@ -60,12 +60,12 @@ def set_statistics(check, module, config, values):
     __tracebackhide__ = True
     for name in values:
         statistic(check, module, name, config)
-    beside(probes.set_values, module, values)
+    handle(module).beside(probes.set_values, values)
 
 
 def buffer_problem(module, name, config):
     """Why ``module.<name>`` is not a proper buffer, or ``None`` (registration is seen where the module lives)."""
-    return beside(probes.buffer_problem, module, name, config.call)
+    return handle(module).beside(probes.buffer_problem, name, config.call)
 
 
 def expect_state_round_trip(check, Normalizer, module, config, gen):

@@ -18,12 +18,13 @@ Two kinds:
 
 import torch
 
-from ...trusted.remote import Remote
+from ...probe_registry import probe
+from ...trusted.handle import handle
 
 
 def type_name(obj):
     """The class name of ``obj``, whether it lives here or in the student's worker."""
-    return obj.__name__ if type(obj) is Remote else type(obj).__name__
+    return handle(obj).type_name
 
 
 def state_of(module):
@@ -34,6 +35,7 @@ def state_of(module):
 
 # ------------------------------------------------------------------ actions
 
+@probe
 def set_values(module, values):
     """Copy ``values`` (name -> number or tensor) into ``module``'s tensors of those names, in place, without
     autograd; a number becomes a tensor of shape [1] in the target's dtype."""
@@ -43,12 +45,14 @@ def set_values(module, values):
             target.copy_(value if isinstance(value, torch.Tensor) else torch.tensor([value], dtype=target.dtype))
 
 
+@probe
 def clear_grads(module, names):
     """``module.<name>.grad = None`` for each name."""
     for name in names:
         getattr(module, name).grad = None
 
 
+@probe
 def call_without_grad(module, *args):
     """``module(*args)`` under ``torch.no_grad()`` (a call over the pipe runs with the worker's own grad mode)."""
     with torch.no_grad():
@@ -63,6 +67,7 @@ def fit_architecture(kind):
     return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
 
 
+@probe
 def fit_model(anchor, kind, state):
     """A fresh ``fit_architecture(kind)`` holding ``state`` (name -> tensor, in the dtype the model takes), built
     where ``anchor`` (the student's ``fit``, otherwise unused) lives, so that ``fit`` trains it in place there."""
@@ -75,22 +80,26 @@ def fit_model(anchor, kind, state):
 
 # ------------------------------------------------------------------ facts
 
+@probe
 def grads(module, names):
     """``{name: module.<name>.grad}`` (a tensor or ``None``)."""
     return {name: getattr(module, name).grad for name in names}
 
 
+@probe
 def missing_grads(model):
     """The names of ``model``'s parameters whose ``.grad`` is ``None``."""
     return [name for name, p in model.named_parameters() if p.grad is None]
 
 
+@probe
 def same_module_positions(model):
     """For each position of ``model`` (a Sequential), the first position that holds the very same module object."""
     layers = list(model)
     return [next(j for j in range(i + 1) if layers[j] is layers[i]) for i in range(len(layers))]
 
 
+@probe
 def distinct_parameters(model):
     """``(number of distinct parameter elements, names that share a tensor)``: parameters counted once per
     underlying memory (``data_ptr``), so a weight assigned to two layers or a view of another counts once."""
@@ -102,6 +111,7 @@ def distinct_parameters(model):
     return count, shared
 
 
+@probe
 def buffer_problem(module, name, call):
     """Why ``module.<name>`` is not a proper buffer (``call`` names the module in the message), or ``None``."""
     buffers = dict(module.named_buffers())
@@ -121,6 +131,7 @@ def buffer_problem(module, name, call):
     return None
 
 
+@probe
 def history(module, name):
     """``(requires_grad, the type name of grad_fn or None)`` of ``module.<name>``."""
     value = getattr(module, name)

@@ -8,6 +8,7 @@ with nothing in range.
 
 import torch
 
+from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
 from ...expected_outputs import oracle
 from ...student import call_student
@@ -95,6 +96,7 @@ def check_row_sum_vectorized(row_sum, *, seed=0):
                          hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
 
 
+@probe
 def slicing_loop_sum(x):
     """The baseline: one slice and one addition per row."""
     total = torch.zeros_like(x[0])
@@ -108,7 +110,7 @@ def speed_args(device, seed=0):
     return (torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device),)
 
 
-@graded(2, evidence=("data", "clock"))
+@graded(2, hidden=[{}], evidence=("data", "clock"))
 def check_row_sum_speed(row_sum, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
     faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""

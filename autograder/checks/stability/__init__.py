@@ -15,8 +15,8 @@ from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
 from ...student import call_student
-from ...trusted.remote import beside
 from ...source_rules import autograd_function, no_call
+from ...trusted.handle import handle
 from ...spec import current_check, graded
 from . import softplus_cases as sp
 from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME, FLOAT_DTYPES, ce_atol, devices,
@@ -371,7 +371,7 @@ def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
     check = current_check()
     gen = torch.Generator().manual_seed(12_000 + seed)
     x = (torch.randn(6, generator=gen, dtype=torch.float64) * 4).float().requires_grad_(True)
-    facts = beside(sp.custom_backward_facts, Softplus, softplus, x)   # the graph lives where the student's code runs
+    facts = handle(Softplus).beside(sp.custom_backward_facts, softplus, x)   # the graph lives where the student's code runs
     if facts.get("problem"):
         raise CheckFailure(check, facts["problem"], hint=FUNCTION_HINT)
     out = call_student(check, softplus, x, what="softplus")

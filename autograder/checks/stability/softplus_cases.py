@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from ...probe_registry import probe
 from ...compare import tolerance
 from ...errors import CheckFailure
 from ...gradients import tensor_source
@@ -80,6 +81,7 @@ def function_problem(Softplus):
     return None
 
 
+@probe
 def custom_backward_facts(Softplus, softplus, x):
     """What ``softplus(x)``'s autograd graph says about ``Softplus``, as plain data (run where the student's code
     lives: see ``autograder.trusted.remote.beside``): ``{"problem": why Softplus is not a custom Function or None,

@@ -10,14 +10,15 @@ CUDA also no host synchronisation per row).
 
 import torch
 
+from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
-from ...oprecorder import expect_constant_op_count, expect_constant_work, ops_of
+from ...oprecorder import expect_constant_work
 from ...student import call_student, describe, raises_from_student
-from ...timing import expect_no_per_row_sync, expect_speedup
-from ...trusted.remote import Remote, beside
 from ...source_rules import made_by, no_call, no_loop
+from ...timing import expect_speedup
+from ...trusted.handle import handle
 from ...spec import current_check, graded
 from . import compiling, masked_mean, worker_facts
 
@@ -36,6 +37,7 @@ def _devices():
     return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
+@probe
 def loop_gather(tensor, indices):
     """The oracle: one row at a time, as the tutorial's slow version does."""
     return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
@@ -199,7 +201,7 @@ def speed_args(device, seed=0):
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
 
 
-@graded(2, evidence=("data", "clock"), worker_facts="host syncs per row (can only cost)")
+@graded(2, hidden=[{}], evidence=("data", "clock"), worker_facts="host syncs per row (can only cost)")
 def check_batch_gather_speed(batch_gather, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
     times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one
@@ -209,12 +211,9 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
     device = _devices()[-1]
     tensor, indices = speed_args(device, seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
-    if device == "cuda" and type(batch_gather) is Remote:    # counted where the student's code runs
+    if device == "cuda":    # counted where the student's code runs
         worker_facts.expect_no_per_row_sync_facts(check, batch_gather, tensor, indices, COUNT_BATCHES,
                                                   what="batch_gather")
-    elif device == "cuda":
-        expect_no_per_row_sync(check, batch_gather, lambda b: (tensor[:b], indices[:b]), COUNT_BATCHES,
-                               what="batch_gather")
     expect_speedup(check, "batch_gather", batch_gather, loop_gather, (tensor, indices), what="batch_gather",
                    hint=LOOP_HINT)
 
@@ -229,7 +228,7 @@ def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
     __tracebackhide__ = True
     check = current_check()
     fn = scripted_batch_gather
-    facts = beside(worker_facts.torchscript_facts, fn)       # its type is known where it lives
+    facts = handle(fn).beside(worker_facts.torchscript_facts)       # its type is known where it lives
     if not facts.get("scripted"):
         raise CheckFailure(check, f"scripted_batch_gather is a {facts.get('type')}, not a TorchScript function.",
                            hint="Assign `scripted_batch_gather = torch.jit.script(batch_gather_loop)`.")
@@ -352,7 +351,7 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
     (b, t, f), = masked_mean.sweep_sizes(gen, 1)
     x, lengths = masked_mean.make_input(gen, b, t, f, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)      # eager first: the stub says "not implemented"
-    session = beside(compiling.open_compiled, masked_batch_mean)    # compiled where the student's code runs
+    session = handle(masked_batch_mean).beside(compiling.open_compiled)    # compiled where the student's code runs
     try:
         out, failure = call_student(check, session, x, lengths, what=COMPILED)
         if failure:
@@ -387,7 +386,7 @@ def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_S
     sizes = masked_mean.sweep_sizes(gen, shapes)
     inputs = [masked_mean.make_input(gen, *shape, empty_rows=False) for shape in sizes]
     _expect_mean(check, masked_batch_mean, *inputs[0])      # eager first: the stub says "not implemented"
-    session = beside(compiling.open_compiled, masked_batch_mean, MAX_GRAPHS)   # where the student's code runs
+    session = handle(masked_batch_mean).beside(compiling.open_compiled, MAX_GRAPHS)   # where the student's code runs
     try:
         for done, (x, lengths) in enumerate(inputs):
             out, failure = call_student(check, session, x, lengths, what=COMPILED)

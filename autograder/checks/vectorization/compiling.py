@@ -27,7 +27,9 @@ import re
 
 import torch
 
-from ...trusted.remote import WorkerLost, beside
+from ...probe_registry import probe
+from ...errors import WorkerLost
+from ...trusted.handle import handle
 
 COMPILE_OPTIONS = "fullgraph=True, dynamic=True"
 
@@ -130,6 +132,7 @@ class CompiledSession:
         self._stack.close()
 
 
+@probe
 def open_compiled(fn, recompile_limit=8):
     """A :class:`CompiledSession` of ``fn`` (open it with ``beside``, close it with :func:`close_compiled`)."""
     return CompiledSession(fn, recompile_limit)
@@ -183,9 +186,10 @@ def graph_breaks(fn, *args):
 
 def explain_breaks(fn, *args):
     """:func:`graph_breaks` of ``fn(*args)`` in a fresh dynamo, computed where ``fn`` lives (``beside``)."""
-    return beside(_fresh_graph_breaks, fn, *args)
+    return handle(fn).beside(_fresh_graph_breaks, *args)
 
 
+@probe
 def _fresh_graph_breaks(fn, *args):
     with fresh_dynamo(), outside_recorder():
         return graph_breaks(fn, *args)

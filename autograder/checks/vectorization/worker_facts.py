@@ -11,18 +11,22 @@ values it computes from the results.
 
 import torch
 
+from ...probe_registry import probe
 from ...errors import CheckFailure
 from ...timing import count_host_syncs, expect_constant_syncs
-from ...trusted.remote import Remote, RemoteError, beside
+from ...trusted.handle import handle
+from ...trusted.remote import RemoteError
 
 
+@probe
 def torchscript_facts(fn):
     """``{"scripted": whether fn is a TorchScript function or module, "type": its type's name}``."""
     return {"scripted": isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)),
             "type": type(fn).__name__}
 
 
-def host_sync_facts(check, fn, tensor, indices, sizes):
+@probe
+def host_sync_facts(fn, check, tensor, indices, sizes):
     """``{"counts": {size: host synchronisations of fn(tensor[:size], indices[:size])} or None off CUDA}``, or
     ``{"failure": [detail, hint]}`` when a call failed (``timing.count_host_syncs``)."""
     counts = {}
@@ -38,10 +42,10 @@ def host_sync_facts(check, fn, tensor, indices, sizes):
 
 
 def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hint=None):
-    """``timing.expect_no_per_row_sync`` for a remote ``fn``: counted in its worker (:func:`host_sync_facts`),
-    judged here with the same message."""
+    """``timing.expect_no_per_row_sync`` for ``fn`` wherever it lives: counted in its process
+    (:func:`host_sync_facts`, beside it), judged here with the same message."""
     __tracebackhide__ = True
-    facts = beside(host_sync_facts, check, fn, tensor, indices, tuple(sizes))
+    facts = handle(fn).beside(host_sync_facts, check, tensor, indices, tuple(sizes))
     if facts.get("failure"):
         detail, failure_hint = facts["failure"]
         raise CheckFailure(check, str(detail), hint=failure_hint)
@@ -54,7 +58,7 @@ def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hin
 def jit_errors_restored(fn):
     """``fn``, where a remote ``fn``'s ``torch.jit.Error`` (rebuilt here as a ``RemoteError`` named ``Error``)
     raises as a ``torch.jit.Error`` again, with its message; a local ``fn`` as it is."""
-    if type(fn) is not Remote:
+    if not handle(fn).in_worker:
         return fn
 
     def call(*args, **kwargs):

@@ -1,0 +1,160 @@
+"""Notebook cells that replace the probes run beside the student's code, graded by the trusted runner's real worker.
+
+Each case is a wrong answer (a mutant of ``tests/mutants/``) together with a cell that makes one kind of probe lie
+for it: the TorchScript facts, the compile session, the custom-backward facts, the modules structure probes, the
+amp refusal run (by rebinding the module's name, or by swapping the function's code). The probes a request names
+are the ones the worker froze before any student code ran (``autograder.probe_registry``), with their code and
+their modules' functions put back before each use, so the lie changes nothing: the wrong answer loses every item
+its mutant loses (``test_trusted_proofs`` proves that it loses them without the lie). An honest student graded in
+the same worker before and after the lie keeps full marks on those items.
+
+And a checkpoint kept in the process's memory (under whatever key) loses the resume items: they load the file in a
+fresh worker that never ran the save (``remote.in_fresh_process``).
+
+The worker is started without the sandbox (``plain_launcher``): what is tested is what runs in the worker; the
+sandbox is proved in tests/trusted/test_sandbox.py and end to end in test_attacks.py.
+"""
+
+import importlib
+
+import pytest
+
+from autograder.checks import items_of
+from autograder.engine.results import grade_item
+from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
+from tests.proving import ROOT, not_passed
+
+pytestmark = [pytest.mark.e2e]
+
+SEED = 5
+SETUP = f"import sys; sys.path.insert(0, {str(ROOT)!r})"
+
+TORCHSCRIPT_LIAR = '''
+import autograder.checks.vectorization.worker_facts as _facts
+_facts.torchscript_facts = lambda fn: {"scripted": True, "type": "ScriptFunction"}
+'''
+
+TORCHSCRIPT_CODE_SWAP = '''
+import autograder.checks.vectorization.worker_facts as _facts
+_facts.LIE = {"scripted": True, "type": "ScriptFunction"}
+_facts.torchscript_facts.__code__ = (lambda fn: LIE).__code__      # LIE is read from the probe's own module
+'''
+
+COMPILE_LIAR = '''
+import autograder.checks.vectorization.compiling as _compiling
+from tests.proving import reference as _reference
+_honest_open = _compiling.open_compiled
+_compiling.open_compiled = lambda fn, *args: _honest_open(_reference("vectorization")["masked_batch_mean"], *args)
+'''
+
+CUSTOM_BACKWARD_LIAR = '''
+import autograder.checks.stability.softplus_cases as _cases
+from tests.proving import reference as _reference
+_honest_facts = _cases.custom_backward_facts
+_ref = _reference("stability")
+_cases.custom_backward_facts = lambda Softplus, softplus, x: _honest_facts(_ref["Softplus"], _ref["softplus"], x)
+'''
+
+STRUCTURE_LIAR = '''
+import autograder.checks.modules.probes as _probes
+_probes.same_module_positions = lambda model: list(range(len(model)))
+_probes.distinct_parameters = lambda model: (sum(p.numel() for p in model.parameters(remove_duplicate=False)), [])
+'''
+
+REFUSAL_LIAR = '''
+import autograder.checks.amp.checkpoint_runs as _runs
+_runs.refusal_run = lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False}
+'''
+
+KEPT_IN_MEMORY = '''
+import copy, os
+import torch
+_last = {}
+
+
+def save_checkpoint(path, model, optimizer, scaler, step):
+    """Writes the step; keeps the state in this process (the last one saved, whatever the path)."""
+    _last["state"] = copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                    "scaler": scaler.state_dict()})
+    torch.save({"step": step}, path)
+
+
+def load_checkpoint(path, model, optimizer, scaler):
+    kept = _last.get("state")
+    if kept is not None:
+        model.load_state_dict(kept["model"])
+        optimizer.load_state_dict(kept["optimizer"])
+        scaler.load_state_dict(kept["scaler"])
+    return torch.load(path, weights_only=True)["step"]
+'''
+
+# (topic, the wrong answer: a mutant's name or code, the lying cell, the items it must not win)
+CASES = [
+    ("vectorization", "scripted_batch_gather not scripted", TORCHSCRIPT_LIAR, None),
+    ("vectorization", "scripted_batch_gather not scripted", TORCHSCRIPT_CODE_SWAP, None),
+    ("vectorization", "masked_batch_mean as a Python loop over T", COMPILE_LIAR, {"check_masked_mean_no_recompiles"}),
+    ("stability", "softplus as a plain function (no custom backward)", CUSTOM_BACKWARD_LIAR, None),
+    ("modules", "make_mlp reusing one Linear for layers of equal size", STRUCTURE_LIAR, None),
+    ("amp", "load_checkpoint with weights_only=False", REFUSAL_LIAR, None),
+    ("amp", KEPT_IN_MEMORY, "", {"check_checkpoint_roundtrip", "check_checkpoint_resume_exact"}),
+]
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory):
+    """One worker per topic, started on first use; every case of the topic is graded in it, one after another."""
+    started = {}
+
+    def worker(topic):
+        if topic not in started:
+            started[topic] = NotebookWorker([], plain_launcher, str(tmp_path_factory.mktemp(topic)))
+            _run(started[topic], SETUP)
+        return started[topic]
+    yield worker
+    for w in started.values():
+        w.close()
+
+
+def _run(worker, code):
+    answer = worker.live().request("cell", code, timeout=180)
+    assert not answer["ok"]["error"], answer["ok"]["error"]
+
+
+def _submit(worker, topic, answer, liar=""):
+    """The reference, then ``answer`` (a mutant's name, or code) over it, then the lying cell: the notebook's cells,
+    run in its worker and in its fresh one (in_fresh_process) alike."""
+    code = ["for _name in [n for n in globals() if not n.startswith('_') and n != 'sys']: del globals()[_name]",
+            f"from tests.proving import reference as _ref; globals().update(_ref({topic!r}))"]
+    if answer in importlib.import_module(f"tests.mutants.{topic}").MUTANTS:
+        code.append(f"from tests.mutants.{topic} import MUTANTS as _M; globals().update(_M[{answer!r}][0])")
+    elif answer:
+        code.append(answer)
+    if liar:
+        code.append(liar)
+    cells = [("setup", SETUP)] + [(f"cell-{k}", c) for k, c in enumerate(code)]
+    for _, source in cells[1:]:
+        _run(worker, source)
+    worker.cells = cells
+    if worker.loader is not None:
+        worker.loader.close()
+        worker.loader = None
+
+
+def _failing(worker, topic, names):
+    namespace = RemoteNamespace(worker)
+    return not_passed([grade_item(item, namespace, seed=SEED) for item in items_of(topic) if item.name in names])
+
+
+@pytest.mark.parametrize("topic, answer, liar, targets", CASES,
+                         ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
+def test_a_lying_probe_wins_nothing_and_honest_neighbours_keep_full_marks(workers, topic, answer, liar, targets):
+    mutants = importlib.import_module(f"tests.mutants.{topic}").MUTANTS
+    targets = targets or mutants[answer][1]
+    worker = workers(topic)
+    _submit(worker, topic, "")
+    assert _failing(worker, topic, targets) == {}, "the honest student before"
+    _submit(worker, topic, answer, liar)
+    failed = _failing(worker, topic, targets)
+    assert set(failed) == set(targets), f"the lie won {sorted(set(targets) - set(failed))}: {failed}"
+    _submit(worker, topic, "")
+    assert _failing(worker, topic, targets) == {}, "the honest student after the lie, in the same worker"

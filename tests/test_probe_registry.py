@@ -1,0 +1,57 @@
+"""The probe registry and the timed inputs, in this process (the worker's side is proved through real workers in
+tests/adversarial/test_probe_liars.py and the trusted proofs)."""
+
+import pytest
+import torch
+
+from autograder import probe_registry, timed_inputs, timing
+from autograder.checks.vectorization import worker_facts
+from autograder.spec import grading_run
+from autograder.trusted import remote
+
+
+def test_only_declared_probes_run_beside_student_code():
+    with pytest.raises(probe_registry.NotAProbe):
+        remote.beside(len, [1, 2])                      # in one process too: the same rule everywhere
+    with pytest.raises(probe_registry.NotAProbe):
+        remote.by_name(torch.sum)
+    assert remote.beside(worker_facts.torchscript_facts, len)["scripted"] is False
+    with pytest.raises(ValueError, match="PROBE_MODULES"):
+        probe_registry.probe(test_only_declared_probes_run_beside_student_code)
+
+
+def test_a_frozen_registry_undoes_what_student_code_changes(monkeypatch):
+    frozen = probe_registry.freeze()
+    key = probe_registry.key_of(worker_facts.torchscript_facts)
+    honest = worker_facts.torchscript_facts
+    code = honest.__code__
+    try:
+        worker_facts.torchscript_facts = lambda fn: {"scripted": True}
+        honest.__code__ = (lambda fn: {"scripted": True}).__code__
+        monkeypatch.setattr(worker_facts, "torch", None)       # a helper module of the probe's, replaced
+        probe = frozen.get(key)
+        assert probe is honest and probe.__code__ is code and worker_facts.torch is torch
+        assert worker_facts.torchscript_facts is honest
+        assert probe(len)["scripted"] is False
+    finally:
+        honest.__code__ = code
+        worker_facts.torchscript_facts = honest
+    with pytest.raises(probe_registry.NotAProbe):
+        frozen.get("os:system")
+
+
+def test_timed_inputs_are_drawn_from_their_seed_and_keep_indices_valid():
+    template = (torch.zeros(64, 16, 4), torch.tensor([0, 15] * 32), 3)
+    a, b = timed_inputs.draw_input(template, 7), timed_inputs.draw_input(template, 7)
+    c = timed_inputs.draw_input(template, 8)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) and a[2] == 3
+    assert not torch.equal(a[0], c[0])
+    assert a[1].dtype == torch.int64 and int(a[1].min()) >= 0 and int(a[1].max()) <= 15
+    assert timed_inputs.nbytes(template) == 64 * 16 * 4 * 4 + 64 * 8
+
+
+def test_every_timed_request_draws_new_seeds_from_the_run_seed():
+    with grading_run(seed=11):
+        first, second = timing.draw_seeds(4), timing.draw_seeds(4)
+    assert len(set(first + second)) == 8
+    assert all(0 <= s < 2 ** timed_inputs.SEED_BITS for s in first)
