@@ -308,7 +308,7 @@ def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
 
 # ------------------------------------------------------------------ speed
 
-@graded(2, hidden=[{}], needs="cuda")
+@graded(2, hidden=[{}], needs="cuda", evidence=("data", "clock"))
 def check_speed(train_amp, *, seed=0):
     """On CUDA: on the tutorial's model (three Linear(4096, 4096), batch 512, MSE, SGD) ``train_amp``
     with float16 trains faster than the grader's float32 loop (full IEEE float32, TF32 off) by the
