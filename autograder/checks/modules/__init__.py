@@ -23,6 +23,7 @@ from ...source_rules import no_call
 from ...spec import current_check, graded
 from ...trusted.handle import handle
 from . import batchnorm_oracle as oracle
+from . import drawn_state
 from . import normalizer_state as state
 from . import probes
 
@@ -66,7 +67,7 @@ def _set_values(check, module, a, b):
     handle(module).beside(probes.set_values, {"a": a, "b": b})    # in place, in the student's module
 
 
-@graded(2)
+@graded(2, hidden=[{}])
 def check_affine_parameters(Affine, *, seed=0):
     """``Affine()`` is an ``nn.Module`` whose ``named_parameters()`` are exactly ``a`` and ``b``: Parameters of
     shape [1] in the default dtype that require grad (a plain tensor attribute, a buffer or a list loses)."""
@@ -95,6 +96,8 @@ def check_affine_parameters(Affine, *, seed=0):
         if not parameter.requires_grad:
             raise CheckFailure(check, f"parameter {name} does not require grad, so no optimizer can train it.",
                                hint="Leave requires_grad at its default (True).")
+    drawn_state.expect_affine_follows_drawn_parameters(check, module, torch.Generator().manual_seed(1000 + seed),
+                                                       hint=PARAMETER_HINT)
 
 
 def _affine_input(gen, i):
@@ -269,6 +272,7 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                       f"(weights and biases of every Linear layer).{note}",
                                hint="Keep the default bias=True and do not share layers or their weights: create a "
                                     "new torch.nn.Linear(n_in, n_out) for every pair inside the loop.")
+        drawn_state.expect_mlp_follows_drawn_parameters(check, model, sizes, activation, gen, call)
 
 
 def _expect_distinct_layers(check, model, layers, call, shown):
@@ -511,6 +515,8 @@ def check_normalizer_buffers(Normalizer, *, seed=0):
                                hint="register_buffer(name, tensor) with the default persistent=True.")
         state.expect_state_round_trip(check, Normalizer, module, config, gen)
         state.expect_conversions(check, Normalizer, config, gen)
+        drawn_state.expect_normalizer_follows_drawn_statistics(
+            check, state.new_normalizer(check, Normalizer, config), config, gen, hint=state.BUFFER_HINT)
 
 
 @graded(3, hidden=[{"cases": 12}])
