@@ -11,6 +11,9 @@ the same worker before and after the lie keeps full marks on those items.
 And a checkpoint kept in the process's memory (under whatever key) loses the resume items: they load the file in a
 fresh worker that never ran the save (``remote.in_fresh_process``).
 
+And a model that lies to the structure probes about itself (no probe replaced) loses the structure item: the weights
+the grader draws and loads into it show the layers it shares (``checks/modules/drawn_state.py``).
+
 The worker is started without the sandbox (``plain_launcher``): what is tested is what runs in the worker; the
 sandbox is proved in tests/trusted/test_sandbox.py and end to end in test_attacks.py.
 """
@@ -61,6 +64,40 @@ _probes.same_module_positions = lambda model: list(range(len(model)))
 _probes.distinct_parameters = lambda model: (sum(p.numel() for p in model.parameters(remove_duplicate=False)), [])
 '''
 
+# The model itself lies to the structure probes (no probe is replaced): layers of equal sizes are one Linear, its
+# __iter__ hands out copies (so every position looks like its own module) and named_parameters() hands out clones (so
+# no two names share memory). Only what the model does with weights the grader draws and loads shows the tie.
+LYING_MLP = '''
+import copy
+import torch
+
+class _Mlp(torch.nn.Sequential):
+    """Layers of equal size are one Linear; asked about itself, it says every layer is its own."""
+
+    def __iter__(self):
+        return iter([copy.copy(m) for m in self._modules.values()])
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        decoys = self.__dict__.setdefault("_decoys", [])
+        for i, m in enumerate(self._modules.values()):
+            for n, p in m._parameters.items():
+                decoys.append(torch.nn.Parameter(p.detach().clone()))
+                yield f"{i}.{n}", decoys[-1]
+
+
+def make_mlp(sizes, activation=torch.nn.ReLU):
+    if len(sizes) < 2:
+        raise ValueError("at least two sizes")
+    cache, layers = {}, []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if i:
+            layers.append(activation())
+        if (n_in, n_out) not in cache:
+            cache[(n_in, n_out)] = torch.nn.Linear(n_in, n_out)
+        layers.append(cache[(n_in, n_out)])
+    return _Mlp(*layers)
+'''
+
 REFUSAL_LIAR = '''
 import autograder.checks.amp.checkpoint_runs as _runs
 _runs.refusal_run = lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False}
@@ -95,6 +132,7 @@ CASES = [
     ("vectorization", "masked_batch_mean as a Python loop over T", COMPILE_LIAR, {"check_masked_mean_no_recompiles"}),
     ("stability", "softplus as a plain function (no custom backward)", CUSTOM_BACKWARD_LIAR, None),
     ("modules", "make_mlp reusing one Linear for layers of equal size", STRUCTURE_LIAR, None),
+    ("modules", LYING_MLP, "", {"check_make_mlp_structure"}),
     ("amp", "load_checkpoint with weights_only=False", REFUSAL_LIAR, None),
     ("amp", KEPT_IN_MEMORY, "", {"check_checkpoint_roundtrip", "check_checkpoint_resume_exact"}),
 ]
