@@ -76,7 +76,7 @@ class Item:
         return calls
 
 
-EVIDENCE = ("data", "clock", "source")
+EVIDENCE = ("data", "drawn state", "clock", "source")
 
 
 def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), evidence=("data",), worker_facts=""):
@@ -85,7 +85,10 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
     ``source``: rules on how its answer is written, read from the submitted source by the grader
     (``autograder.source_rules``: ``no_loop("row_sum")``, ``no_call("stable_softmax", "softmax")``...).
     ``evidence``: what its points rest on, of :data:`EVIDENCE` ("data": what comes back, judged in the grader;
-    "clock": the grader's clock on inputs drawn at grading time); "source" is added when ``source`` declares rules.
+    "drawn state": values the grader draws, loaded into the student's object through its own ``load_state_dict``,
+    and the outputs judged against the grader's own computation from them (a structure the object describes falsely
+    computes something else); "clock": the grader's clock on inputs drawn at grading time); "source" is added when
+    ``source`` declares rules.
     ``worker_facts``: what the worker reports about itself for this item (op counts, node types): it explains and
     may cost points, never earns them alone. ``python -m autograder evidence`` lists them all (docs/security.md)."""
     unknown = set(evidence) - set(EVIDENCE)

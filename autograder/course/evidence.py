@@ -26,9 +26,10 @@ def rows():
 
 
 def resting_on_the_worker():
-    """Items whose worker reports facts for them but whose points have neither source rules nor the clock."""
+    """Items whose worker reports facts for them but whose points have neither source rules, drawn state nor the
+    clock."""
     return [f"{r['topic']}.{r['item']}" for r in rows()
-            if r["worker_facts"] and not {"source", "clock"} & set(r["evidence"])]
+            if r["worker_facts"] and not {"source", "drawn state", "clock"} & set(r["evidence"])]
 
 
 def table():

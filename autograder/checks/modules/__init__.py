@@ -67,7 +67,7 @@ def _set_values(check, module, a, b):
     handle(module).beside(probes.set_values, {"a": a, "b": b})    # in place, in the student's module
 
 
-@graded(2, hidden=[{}])
+@graded(2, hidden=[{}], evidence=("data", "drawn state"), worker_facts="the parameters' types (a probe)")
 def check_affine_parameters(Affine, *, seed=0):
     """``Affine()`` is an ``nn.Module`` whose ``named_parameters()`` are exactly ``a`` and ``b``: Parameters of
     shape [1] in the default dtype that require grad (a plain tensor attribute, a buffer or a list loses)."""
@@ -236,7 +236,8 @@ def _expected_layers(sizes, activation):
     return layers
 
 
-@graded(2, hidden=[{"extra": 12}])
+@graded(2, hidden=[{"extra": 12}], evidence=("data", "drawn state"),
+         worker_facts="the layers' types and identities, distinct parameter values (structure probes)")
 def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
     """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
     ``activation`` (ReLU by default) between two of them and none after the last; every Linear its own module,
@@ -477,7 +478,8 @@ def _expect_output(check, out, expected, x, what, mistakes, hint):
                            hint=hint) from None
 
 
-@graded(2, hidden=[{}])
+@graded(2, hidden=[{}], evidence=("data", "drawn state"),
+        worker_facts="which tensors are buffers and which parameters (a probe)")
 def check_normalizer_buffers(Normalizer, *, seed=0):
     """``Normalizer(num_features, momentum, eps)`` has buffers ``running_mean`` (zeros) and ``running_var``
     (ones) of shape [num_features] in the default dtype: registered (``named_buffers``), not parameters, not
