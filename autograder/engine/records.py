@@ -117,7 +117,12 @@ def apply_decisions(record, decisions):
 
 
 def _write_json(path, data):
+    """Write ``data`` to ``path`` whole or not at all: into a hidden temporary file beside it, then renamed. A
+    temporary file that a killed run left behind for the same path goes first (each store has one writer at a time:
+    the grader, or the record lock's holder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{path.stem}-*.json"):
+        stale.unlink(missing_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(data, out, indent=1, sort_keys=True)
@@ -236,6 +241,8 @@ class RecordStore:
         if not self.root.exists():
             return found
         for path in sorted(self.root.glob("*/*.json")):
+            if path.name.startswith("."):      # a write that a killed run left unfinished: not a record
+                continue
             data = _read_json(path, strict=True) or {}
             history = data.get("history")
             if isinstance(history, list) and history:
