@@ -110,11 +110,11 @@ def add_dead_code(source, rng):
         lines.insert(index, text)
     helper = rng.choice(WORDS)
     lines += ["", "", f"def debug_{helper}(x, n={rng.randrange(2, 9)}):",
-              f"    history = []",
-              f"    for step in range(n):",
+              "    history = []",
+              "    for step in range(n):",
               f"        history.append(step * {rng.randrange(2, 9)})",
-              f"    print('debug', x, history)",
-              f"    return history"]
+              "    print('debug', x, history)",
+              "    return history"]
     return "\n".join(lines) + "\n"
 
 
