@@ -51,6 +51,7 @@ class Item:
     source: tuple = ()          # rules read from the submitted source (autograder.source_rules): no_loop, no_call...
     evidence: tuple = ()        # what earns its points: "data", "clock", "source" (evidence_of adds "source")
     worker_facts: str = ""      # what the worker reports for it, which explains or costs points, never earns them
+    facts_only_cost: bool = False   # the points rest on data alone; a false report could only keep points the data earned
 
     @property
     def name(self):
@@ -79,7 +80,8 @@ class Item:
 EVIDENCE = ("data", "drawn state", "clock", "source")
 
 
-def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), evidence=("data",), worker_facts=""):
+def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), evidence=("data",), worker_facts="",
+           facts_only_cost=False):
     """Declare the decorated ``check_<name>`` a graded item of its topic's module.
 
     ``source``: rules on how its answer is written, read from the submitted source by the grader
@@ -90,7 +92,10 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
     computes something else); "clock": the grader's clock on inputs drawn at grading time); "source" is added when
     ``source`` declares rules.
     ``worker_facts``: what the worker reports about itself for this item (op counts, node types): it explains and
-    may cost points, never earns them alone. ``python -m autograder evidence`` lists them all (docs/security.md)."""
+    may cost points, never earns them alone. ``facts_only_cost``: the item's points are earned by its data alone, and
+    the facts are a precondition on top (a student who forges them still had to return the right data): say so only
+    when no property the points stand for is known from the facts alone. ``python -m autograder evidence`` lists them
+    all (docs/security.md)."""
     unknown = set(evidence) - set(EVIDENCE)
     if unknown:
         raise ValueError(f"evidence must be among {EVIDENCE}, not {sorted(unknown)}")
@@ -111,7 +116,7 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
         package = topic_package(fn.__module__)
         item = Item(package.rsplit(".", 1)[-1], fn.__name__[len("check_"):], run, float(points),
                     dict(visible or {}), tuple(dict(h) for h in hidden), needs, tuple(source), evidence,
-                    worker_facts)
+                    worker_facts, facts_only_cost)
         run.item = item
         _REGISTRY.setdefault(package, []).append(item)
         return run

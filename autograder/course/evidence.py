@@ -21,15 +21,23 @@ DOC = Path("docs") / "security.md"
 def rows():
     """``[{"topic", "item", "points", "evidence", "source", "worker_facts"}]`` in course order."""
     return [{"topic": item.topic, "item": item.id, "points": item.points, "evidence": list(item.evidence),
-             "source": [rule.describe() for rule in item.source], "worker_facts": item.worker_facts}
+             "source": [rule.describe() for rule in item.source], "worker_facts": item.worker_facts,
+             "facts_only_cost": item.facts_only_cost}
             for topic in TOPICS for item in items_of(topic)]
 
 
 def resting_on_the_worker():
     """Items whose worker reports facts for them but whose points have neither source rules, drawn state nor the
-    clock."""
+    clock, unless the facts are declared to only cost (the points stand on the data alone)."""
     return [f"{r['topic']}.{r['item']}" for r in rows()
-            if r["worker_facts"] and not {"source", "drawn state", "clock"} & set(r["evidence"])]
+            if r["worker_facts"] and not r.get("facts_only_cost")
+            and not {"source", "drawn state", "clock"} & set(r["evidence"])]
+
+
+def _facts(row):
+    if not row["worker_facts"]:
+        return "-"
+    return row["worker_facts"] + (" (only costs)" if row.get("facts_only_cost") else "")
 
 
 def table():
@@ -37,7 +45,7 @@ def table():
              "| --- | --- | --- | --- | --- | --- |"]
     for r in rows():
         lines.append(f"| {r['topic']} | `{r['item']}` | {r['points']:g} | {', '.join(r['evidence'])} | "
-                     f"{'; '.join(r['source']) or '-'} | {r['worker_facts'] or '-'} |")
+                     f"{'; '.join(r['source']) or '-'} | {_facts(r)} |")
     totals = {}
     for r in rows():
         totals.setdefault(r["topic"], 0.0)

@@ -25,7 +25,7 @@ def test_cuda_cases_are_graded_on_a_gpu():
 
 def test_backward_on_x_message_names_the_grad_left_behind():
     replacements, _ = MUTANTS["grad_of with .backward() on x"]
-    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_grad_of_leaves_x_alone"]
+    message = failing(TOPIC, with_replacements(TOPIC, replacements))["check_grad_of_values"]
     assert "has a .grad" in message and "torch.autograd.grad" in message
 
 
@@ -37,7 +37,7 @@ def test_grad_of_is_graded_where_x_was_computed_from_a_leaf():
         return torch.autograd.grad(f(leaf), leaf)[0]
 
     failed = failing(TOPIC, with_replacements(TOPIC, {"grad_of": backward_on_a_view}))
-    assert "the leaf w that x = 1.5 * w was computed from" in failed["check_grad_of_leaves_x_alone"]
+    assert "the leaf w that x = 1.5 * w was computed from" in failed["check_grad_of_values"]
 
 
 def test_sgd_message_points_at_adam():

@@ -24,3 +24,5 @@ def test_an_item_with_worker_facts_and_only_data_is_caught(monkeypatch):
     fake = [{"topic": "t", "item": "i", "points": 1.0, "evidence": ["data"], "source": [], "worker_facts": "op counts"}]
     monkeypatch.setattr(evidence, "rows", lambda: fake)
     assert evidence.resting_on_the_worker() == ["t.i"]
+    monkeypatch.setattr(evidence, "rows", lambda: [{**fake[0], "facts_only_cost": True}])
+    assert evidence.resting_on_the_worker() == []

@@ -104,7 +104,7 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
 
     results = {r.student: r for r in grade_all(work, [TOPIC], students, progress=say, seed=SEED)}
     assert results["ann"].grades == FULL and results["cat"].grades == FULL
-    assert results["bob"].grades == {**FULL, "grad_of_leaves_x_alone": [0.0, 2.0],
+    assert results["bob"].grades == {**FULL, "grad_of_values": [0.0, 5.0],
                                      "to_numpy_requires_grad": [0.0, 1.0], "to_numpy_views": [0.0, 1.0]}
     cat = RecordStore(work).latest("cat", TOPIC)
     assert {i["item"]: i["note"] for i in cat["items"] if i["note"]} == {
@@ -124,7 +124,7 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
     bob = RecordStore(work).history("bob", TOPIC)
     assert len(bob) == 2 and bob[-1]["graded_by"].startswith("nbgrader autograde")
     assert {c["item"]: (c["old"], c["new"]) for c in bob[-1]["changes"]} == {
-        "grad_of_leaves_x_alone": (0.0, 2.0), "to_numpy_requires_grad": (0.0, 1.0), "to_numpy_views": (0.0, 1.0)}
+        "grad_of_values": (0.0, 5.0), "to_numpy_requires_grad": (0.0, 1.0), "to_numpy_views": (0.0, 1.0)}
     assert load_report(work)["bob/basics"]["grades"] == FULL     # the export reads it at once
 
     # the instructor's own work, in the gradebook as the formgrader writes it
@@ -153,7 +153,7 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
     assert "KeyError: 'a bug in the check'" in item["detail"]
     assert "GRADER ERRORS" in printed.out + printed.err and "  cat/basics: grad_of_values" in \
         (printed.out + printed.err).splitlines()
-    assert read_grades(work, "cat", TOPIC)["grad_of_values"] == [0.0, 3.0]
+    assert read_grades(work, "cat", TOPIC)["grad_of_values"] == [0.0, 5.0]
     assert load_report(work)["cat/basics"]["grader_errors"] == ["grad_of_values"]
     nbgrader(work, "generate_feedback", TOPIC, "--student", "cat", "--force")
     feedback = (work / "feedback" / "cat" / TOPIC / f"{TOPIC}.html").read_text(encoding="utf-8")
@@ -174,7 +174,7 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
     assert summary[1:] == [
         "Changed by this regrade (automatic scores; manual scores and extra credit are kept):",
         "  ann/basics: to_numpy_requires_grad 1 -> 0 (passed -> failed), to_numpy_views 1 -> 0 (passed -> failed)",
-        "  cat/basics: grad_of_values 0 -> 3 (grader error -> passed)"]
+        "  cat/basics: grad_of_values 0 -> 5 (grader error -> passed)"]
     assert len(RecordStore(work).history("ann", TOPIC)) == 2 and len(RecordStore(work).history("cat", TOPIC)) == 3
     assert RecordStore(work).history("ann", TOPIC)[0]["items"] == ann["items"]    # nothing of the earlier is lost
     assert load_report(work)["ann/basics"]["manual"] == {"fit_quadratic": 2.5}

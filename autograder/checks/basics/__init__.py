@@ -69,13 +69,25 @@ def _grad_input(gen, dtype, device):
     return x.to(dtype=dtype, device=device)
 
 
-@graded(3, hidden=[{"cases": 60}])
-def check_grad_of_values(grad_of, *, seed=0, cases=30):
+@graded(5, hidden=[{"cases": 60, "leave_cases": 12}], facts_only_cost=True,
+        worker_facts="x's requires_grad, .grad and values after the call, and its leaf's .grad")
+def check_grad_of_values(grad_of, *, seed=0, cases=30, leave_cases=6):
     """The gradient of functions the student has not seen: same shape, dtype and device as ``x``, detached
     (no ``requires_grad``, no ``grad_fn``), equal to autograd's float64 gradient, for inputs of rank 0 to 3,
-    float32 and float64, contiguous or not."""
+    float32 and float64, contiguous or not; then on an ``x`` that requires grad, holds an earlier ``.grad`` or is
+    computed from a leaf, the right gradient with ``x`` (and its leaf) left as they were.
+
+    The points rest on the gradients that come back (data). Whether ``x``'s flag and ``.grad`` were left alone is
+    known only to the worker that holds ``x``: that report can only cost (docs/security.md), so it is a
+    precondition of these points rather than an item of its own."""
     __tracebackhide__ = True
     check = current_check()
+    _grad_values(check, grad_of, seed, cases)
+    _grad_leaves_x_alone(check, grad_of, seed, leave_cases)
+
+
+def _grad_values(check, grad_of, seed, cases):
+    __tracebackhide__ = True
     gen = torch.Generator().manual_seed(100 + seed)
     dtypes = (torch.float32, torch.float64)
     for i in range(cases):
@@ -131,12 +143,10 @@ def _expect_unchanged(check, name, before, after, f):
         raise CheckFailure(check, f"{where} changed its values.", hint="Do not modify x in place.")
 
 
-@graded(2, hidden=[{"cases": 12}])
-def check_grad_of_leaves_x_alone(grad_of, *, seed=0, cases=6):
+def _grad_leaves_x_alone(check, grad_of, seed, cases):
     """``x`` is left as it was: its ``requires_grad`` flag, its ``.grad`` (none, or an earlier one) and its
     values; and when ``x`` is computed from a leaf that requires grad, that leaf's ``.grad`` too."""
     __tracebackhide__ = True
-    check = current_check()
     gen = torch.Generator().manual_seed(200 + seed)
     for i in range(cases):
         device = _devices()[i % len(_devices())]
@@ -223,7 +233,7 @@ def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
         _expect_array(check, result, t, kind=f"a {'CUDA' if device == 'cuda' else 'CPU'} tensor,")
 
 
-@graded(1, hidden=[{"cases": 12}])
+@graded(1, hidden=[{"cases": 12}], facts_only_cost=True, worker_facts="the argument's requires_grad after the call")
 def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
     """Tensors that require grad (a leaf, an ``nn.Parameter``, the result of a computation) convert without
     error to their values; the tensor keeps its ``requires_grad`` flag."""

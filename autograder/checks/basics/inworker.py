@@ -107,7 +107,7 @@ GRAD_KINDS = ("plain", "requires_grad", "with_grad", "computed")
 
 
 def grad_input(kind, base):
-    """``(x, owner)`` for ``check_grad_of_leaves_x_alone``: ``x`` as ``kind`` says, from ``base`` (left alone);
+    """``(x, owner)`` for the leave-alone cases of ``check_grad_of_values``: ``x`` as ``kind`` says, from ``base``;
     ``owner`` is the leaf that a computed ``x = 1.5 * w`` comes from, else ``None``."""
     if kind == "plain":
         return base, None

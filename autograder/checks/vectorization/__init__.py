@@ -201,7 +201,7 @@ def speed_args(device, seed=0):
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
 
 
-@graded(2, hidden=[{}], evidence=("data", "clock"), worker_facts="host syncs per row (can only cost)")
+@graded(2, hidden=[{}], evidence=("data", "clock"), worker_facts="host syncs per row", facts_only_cost=True)
 def check_batch_gather_speed(batch_gather, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
     times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one
