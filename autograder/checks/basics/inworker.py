@@ -51,6 +51,30 @@ def seeded_call(fn, seed, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
+class Prefetched:
+    """``generate_data()`` where the student's code runs, handing out samples that ``take(n)`` (the grader's data
+    source, called back over the pipe) sent ``chunk`` at a time: one round trip per ``chunk`` steps, not one per
+    step. Only samples cross; the quadratic's coefficients stay in the grader. The calls counted here would be the
+    worker's word, so a check that grades the call count uses the plain callback instead."""
+
+    def __init__(self, take, chunk):
+        self._take, self._chunk, self._ready = take, chunk, []
+
+    def __call__(self):
+        if not self._ready:
+            self._ready = list(reversed(self._take(self._chunk)))
+        return self._ready.pop()
+
+    def __repr__(self):
+        return "<generate_data>"
+
+
+@probe
+def seeded_call_prefetched(fn, seed, take, chunk, *args, **kwargs):
+    """``seeded_call(fn, seed, Prefetched(take, chunk), *args, **kwargs)``."""
+    return seeded_call(fn, seed, Prefetched(take, chunk), *args, **kwargs)
+
+
 # ------------------------------------------------------------------ grad_of: the test functions
 
 def _like(t, x):
