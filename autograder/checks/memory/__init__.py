@@ -1,0 +1,338 @@
+"""Checks for the ``memory`` assignment: what a training step keeps for backward and how to trade it for compute.
+
+``saved_bytes`` (a counter written with ``torch.autograd.graph.saved_tensors_hooks``), ``checkpointed_forward``
+(``torch.utils.checkpoint`` on every block), ``most_expensive_op`` (a ``torch.profiler`` profile read), and
+``residual_relu`` / ``predict`` (in-place operations and ``torch.no_grad``). The models and steps are built from
+plans where the student's function lives (``probes.py``); the grader builds its own copy from the same plan and
+judges what comes back against its oracles (``autograder/oracles/memory.py``): the bytes autograd saved, the plain
+run's output and gradients, the top operator of its own profile, float64 values and gradients.
+
+Which evidence earns which point (docs/memory.md): the counts, values, gradients and profile answers are data; that
+``checkpointed_forward`` checkpoints and that ``predict`` runs without a graph are read from the submitted source.
+The activation bytes and forward calls measured in the student's process explain and can cost, never earn.
+"""
+
+import torch
+
+from ...compare import expect_close
+from ...errors import CheckFailure
+from ...expected_outputs import oracle
+from ...spec import current_check, graded
+from ...student import call_student
+from ...trusted.handle import handle
+from . import problems, probes
+from .rules import calls_with, uses_any
+
+SAVED_HINT = ("`pack` runs once for every tensor autograd saves for backward: add `t.numel() * t.element_size()` "
+              "there (parameters and views count too, each time they are saved; `element_size()` is 4 for float32, "
+              "8 for float64), and return the tensor itself from `pack` and from `unpack`.")
+CHECKPOINT_HINT = ("Wrap every block: `h = checkpoint(block, h, use_reentrant=False)` "
+                   "(`from torch.utils.checkpoint import checkpoint`).")
+# The activation bytes kept for backward with every block checkpointed, over those of the plain run (parameters left
+# out). Measured 2026-11-24 (2-core x86_64, torch 2.13.0) on the visible and 40 drawn plans of 4 blocks: the
+# reference 0.13 to 0.22, checkpointing only the first block 0.78 to 0.83, none 1.0.
+KEPT_RATIO = 0.5
+NO_GRAD_NAMES = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode",
+                 "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode",
+                 "torch.set_grad_enabled", "torch.autograd.set_grad_enabled")
+
+
+def _outcome(check, entry, call):
+    """``entry`` from a probe, its failure raised with the call that failed (``call``) as the case."""
+    __tracebackhide__ = True
+    if type(entry) is not dict:
+        raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
+    if "failure" in entry:
+        detail, hint = entry["failure"]
+        raise CheckFailure(check, f"{detail}\nCase: {call}", hint=hint)
+    return entry
+
+
+def _expect_grads(check, entry, expected, case, hint):
+    """The input's and every parameter's gradient equal the plain run's."""
+    __tracebackhide__ = True
+    if "backward" in entry:
+        raise CheckFailure(check, f"backward through the output raised {entry['backward']}\nCase: {case}", hint=hint)
+    if (entry.get("x_grad") is None) != (expected["x_grad"] is None):
+        raise CheckFailure(check, f"x.grad is {'missing' if entry.get('x_grad') is None else 'set'} after "
+                                  f"backward, but x {'requires' if expected['x_grad'] is not None else 'needs no'} "
+                                  f"grad.\nCase: {case}", hint=hint)
+    if expected["x_grad"] is not None:
+        expect_close(check, entry["x_grad"], expected["x_grad"], what="x.grad after backward", hint=hint)
+    grads = entry.get("grads")
+    if type(grads) is not list or [g[0] for g in grads] != [name for name, _ in expected["grads"]]:
+        raise CheckFailure(check, "the parameters' gradients that came back are malformed.")
+    for (name, got), (_, want) in zip(grads, expected["grads"]):
+        if got is None:
+            raise CheckFailure(check, f"parameter {name} got no gradient from backward.\nCase: {case}", hint=hint)
+        expect_close(check, got, want, what=f"the gradient of parameter {name}", hint=hint)
+
+
+# ---------------------------------------------------------------- saved_bytes
+
+def _saved_bytes_entry(check, saved_bytes, plan):
+    __tracebackhide__ = True
+    case = f"saved_bytes(model, x) with {problems.describe_model(plan)}"
+    entry = _outcome(check, handle(saved_bytes).beside(probes.saved_bytes_run, check, plan), case)
+    if "returned" in entry:
+        raise CheckFailure(check, f"saved_bytes should return a pair (output, bytes), got {entry['returned']}."
+                                  f"\nCase: {case}", hint="End with `return out, total`.")
+    return entry, case
+
+
+def _model_plans(seed, cases):
+    gen = torch.Generator().manual_seed(100 + seed)
+    first = [problems.model_plan(gen, dtype="float32", acts=("gate", "relu")),
+             problems.model_plan(gen, dtype="float64", acts=("tanh",))]
+    return (first + [problems.model_plan(gen, dtype=("float32", "float64")[i % 2]) for i in range(cases)])[:cases]
+
+
+@graded(3, hidden=[{"cases": 10}])
+def check_saved_bytes_count(saved_bytes, *, seed=0, cases=5):
+    """The bytes ``saved_bytes(model, x)`` returns equal the grader's count of what autograd packs for backward
+    while ``model(x)`` runs, on models of 2 to 4 Linear layers with relu, tanh, sigmoid, gelu or a gate that saves
+    views, in float32 and float64, with and without an input that requires grad."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _model_plans(seed, cases):
+        entry, case = _saved_bytes_entry(check, saved_bytes, plan)
+        model, x, _ = problems.build_model(plan)
+        expected = oracle("memory.saved_bytes", model, x, plan["x_grad"])
+        count = entry.get("count")
+        if type(count) is not int:
+            raise CheckFailure(check, f"saved_bytes should return the number of bytes as an int, got "
+                                      f"{type(count).__name__} ({count!r}).\nCase: {case}",
+                               hint="Keep a Python int: `total += t.numel() * t.element_size()`.")
+        if count != expected["bytes"]:
+            shown = ", ".join(f"{shape} {dtype}" for shape, dtype in expected["tensors"][:8])
+            more = ", ..." if len(expected["tensors"]) > 8 else ""
+            raise CheckFailure(check, f"saved_bytes returned {count} bytes; autograd saved "
+                                      f"{len(expected['tensors'])} tensors for backward, {expected['bytes']} bytes "
+                                      f"in all ({shown}{more}).\nCase: {case}", hint=SAVED_HINT,
+                               measurements={"returned": count, "expected": expected["bytes"]})
+
+
+@graded(1, hidden=[{"cases": 4}])
+def check_saved_bytes_backward(saved_bytes, *, seed=0, cases=2):
+    """The output ``saved_bytes`` returns is ``model(x)``, and backward through it (which unpacks every tensor
+    through the student's hooks) gives the plain run's gradients."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _model_plans(seed + 50, cases):
+        entry, case = _saved_bytes_entry(check, saved_bytes, plan)
+        model, x, upstream = problems.build_model(plan)
+        expected = oracle("memory.plain_run", model, x, plan["x_grad"], upstream, 0)
+        out = entry.get("out")
+        if out is None:
+            raise CheckFailure(check, f"the output saved_bytes returned is not a tensor.\nCase: {case}",
+                               hint="Return `model(x)`'s output, computed inside the hooks' `with` block.")
+        expect_close(check, out, expected["out"], what="the output saved_bytes returned",
+                     hint="Return `out = model(x)` itself.")
+        _expect_grads(check, entry, expected, case,
+                      hint="`unpack` must give back the tensor `pack` kept: `return t` from both hooks.")
+
+
+# ---------------------------------------------------------------- checkpointed_forward
+
+def _checkpoint_entry(check, checkpointed_forward, plan):
+    __tracebackhide__ = True
+    case = f"checkpointed_forward(blocks, x) with {problems.describe_blocks(plan)}"
+    entry = _outcome(check, handle(checkpointed_forward).beside(probes.checkpoint_run, check, plan), case)
+    if "returned" in entry:
+        raise CheckFailure(check, f"checkpointed_forward should return the last block's output, a tensor of shape "
+                                  f"[{plan['batch']}, {plan['width']}] connected to the graph, got "
+                                  f"{entry['returned']}.\nCase: {case}", hint=CHECKPOINT_HINT)
+    blocks, x, upstream = problems.build_blocks(plan)
+    expected = oracle("memory.plain_run", torch.nn.Sequential(*blocks), x, plan["x_grad"], upstream, plan["seed"])
+    expect_close(check, entry["out"], expected["out"], what="checkpointed_forward's output",
+                 hint="Apply the blocks in order, each block's output the next one's input.")
+    hint = ("With `use_reentrant=False` checkpoint gives the parameters their gradients even when x needs none, "
+            "and it replays the dropout mask of the forward pass (keep `preserve_rng_state` True). " + CHECKPOINT_HINT)
+    _expect_grads(check, entry, expected, case, hint)
+    return entry, case
+
+
+@graded(3, hidden=[{"cases": 5}])
+def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
+    """The output and the gradients of x and of every parameter equal those of the plain forward (the grader's own
+    run of the same blocks, dropout with the same seed), with an input that requires grad and one that does not."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(200 + seed)
+    plans = [problems.blocks_plan(gen, dropout=True, x_grad=False), problems.blocks_plan(gen, dropout=False,
+                                                                                         x_grad=True)]
+    plans += [problems.blocks_plan(gen) for _ in range(cases - 2)]
+    for plan in plans:
+        _checkpoint_entry(check, checkpointed_forward, plan)
+
+
+@graded(2, source=[calls_with("checkpointed_forward", "torch.utils.checkpoint.checkpoint", use_reentrant=False)],
+        worker_facts="the activation bytes kept for backward and each Linear layer's forward calls, measured in "
+                     "your process")
+def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
+    """Every block is checkpointed with ``use_reentrant=False`` (read from the source), the gradients are the plain
+    run's; and, as measured in the student's process, backward runs each Linear layer a second time and the
+    activations kept for backward are at most ``KEPT_RATIO`` of the plain run's."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(300 + seed)
+    plan = problems.blocks_plan(gen, dropout=False, x_grad=False)
+    plan["blocks"], plan["acts"] = 4, (plan["acts"] * 4)[:4]
+    entry, case = _checkpoint_entry(check, checkpointed_forward, plan)
+    calls = entry.get("forward_calls")
+    if type(calls) is not list or any(c != 2 for c in calls):
+        raise CheckFailure(check, f"each Linear layer should run twice, once in the forward pass and once when "
+                                  f"backward recomputes its block; they ran {calls} times.\nCase: {case}",
+                           hint=CHECKPOINT_HINT + " Checkpoint every block, not the first one only.")
+    kept = entry.get("kept_bytes")
+    plain = plain_activation_bytes(plan)
+    if type(kept) is not int or kept > KEPT_RATIO * plain:
+        ratio = f"{kept / plain:.2f}" if type(kept) is int else "?"
+        raise CheckFailure(check, f"the activations kept for backward are {kept} bytes, {ratio} of the plain run's "
+                                  f"{plain} bytes; checkpointing every block keeps about 0.2 of them (at most "
+                                  f"{KEPT_RATIO} passes).\nCase: {case}", hint=CHECKPOINT_HINT,
+                           measurements={"kept_bytes": kept, "plain_bytes": plain})
+
+
+def plain_activation_bytes(plan):
+    """What the plain forward of ``plan``'s blocks keeps for backward (parameters left out), measured here."""
+    blocks, x, _ = problems.build_blocks(plan)
+    with torch.random.fork_rng(devices=[]), probes.ActivationMemory(blocks.parameters()) as memory:
+        torch.manual_seed(plan["seed"])
+        for block in blocks:
+            x = block(x)
+    return memory.bytes
+
+
+# ---------------------------------------------------------------- most_expensive_op
+
+def _op_name(answer):
+    return answer.removeprefix("aten::") if isinstance(answer, str) else answer
+
+
+STEP_WORDS = {"matmul": "multiplies two [{n}, {n}] matrices", "topk": "takes the top 2000 of {m} values",
+              "conv": "convolves 8 images of 16 channels with 32 filters of 3x3"}
+
+
+@graded(3, hidden=[{"kinds": ("conv", "topk", "matmul")}],
+        source=[uses_any("most_expensive_op", "torch.profiler.profile", "torch.autograd.profiler.profile")])
+def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
+    """``most_expensive_op(step)`` profiles the step (``torch.profiler.profile``, read from the source) and names the
+    operator that the grader's own profile of the same step puts first by self CPU time, for steps that one operator dominates (a matrix product, a top-k, a convolution). A mismatch is
+    asked twice more (a busy machine can slow any operator once): two more wrong answers fail."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(400 + seed)
+    for kind in kinds:
+        plan = problems.step_plan(gen, kind)
+        step = problems.Step(plan)
+        words = STEP_WORDS[kind].format(n=int(640 * plan["scale"]), m=int(1_000_000 * plan["scale"]))
+        case = f"most_expensive_op(step) for a step that {words}, then takes the max of 16 of the results"
+        expected = oracle("memory.top_op", step)
+        answers = []
+        for _ in range(3):
+            entry = _outcome(check, handle(most_expensive_op).beside(probes.top_op_answer, check, plan), case)
+            answers.append(entry.get("answer"))
+            if not isinstance(answers[-1], str):
+                raise CheckFailure(check, f"most_expensive_op should return the operator's name, a str such as "
+                                          f"'aten::add', got {type(answers[-1]).__name__}.\nCase: {case}",
+                                   hint="Return the `key` of the event with the largest `self_cpu_time_total`.")
+            if _op_name(answers[0]) == _op_name(expected["name"]) or len(answers) == 3:
+                break
+        right = sum(_op_name(a) == _op_name(expected["name"]) for a in answers)
+        if right * 2 < len(answers):
+            top = "; ".join(f"{key} {us / 1000:.2f} ms" for key, us in expected["top"])
+            raise CheckFailure(check, f"most_expensive_op returned {answers}; the grader's profile of the same step "
+                                      f"puts {expected['name']!r} first by self CPU time ({top}).\nCase: {case}",
+                               hint="Sort `prof.key_averages()` by `self_cpu_time_total`: the total time of an "
+                                    "operator includes the operators it calls (aten::matmul calls aten::mm), and "
+                                    "run the step once before profiling it.")
+
+
+# ---------------------------------------------------------------- residual_relu and predict
+
+INPLACE_HINT = ("An in-place operation (`h += x`, `h.add_(x)`, `relu_`) changed a tensor that autograd saved for "
+                "backward: relu saves its output. Write `h = torch.relu(x @ w) + x`, or do the in-place operation "
+                "on a tensor that no operation saved (the product `x @ w`).")
+
+
+def _residual_inputs(gen, i):
+    dtype = (torch.float32, torch.float64)[i % 2]
+    batch, width = int(torch.randint(1, 9, (1,), generator=gen)), int(torch.randint(2, 12, (1,), generator=gen))
+    x = torch.randn(batch, width, generator=gen, dtype=torch.float64).to(dtype)
+    w = (torch.randn(width, width, generator=gen, dtype=torch.float64) / width ** 0.5).to(dtype)
+    upstream = torch.randn(batch, width, generator=gen, dtype=torch.float64).to(dtype)
+    return x, w, upstream
+
+
+@graded(1, hidden=[{"cases": 12}])
+def check_residual_values(residual_relu, *, seed=0, cases=6):
+    """``residual_relu(x, w)`` equals ``relu(x @ w) + x`` (float64 reference) in x's dtype, and leaves x and w
+    as they were."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(500 + seed)
+    for i in range(cases):
+        x, w, upstream = _residual_inputs(gen, i)
+        out = call_student(check, residual_relu, x, w, what="residual_relu")
+        expect_close(check, out, oracle("memory.residual_relu", x, w, upstream)["out"], what="residual_relu(x, w)",
+                     inputs={"x": x, "w": w}, hint="Return relu(x @ w) + x.")
+
+
+@graded(2, hidden=[{"cases": 12}])
+def check_residual_backward(residual_relu, *, seed=0, cases=6):
+    """Backward through ``residual_relu(x, w)`` runs (no in-place change of a tensor saved for backward) and gives
+    the float64 reference's gradients for x and w, on inputs that require grad."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(600 + seed)
+    for i in range(cases):
+        x, w, upstream = _residual_inputs(gen, i)
+        x_leaf, w_leaf = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        inputs = {"x": x, "w": w}
+        out = call_student(check, residual_relu, x_leaf, w_leaf, what="residual_relu")
+        if not isinstance(out, torch.Tensor) or out.grad_fn is None or out.shape != upstream.shape:
+            raise CheckFailure(check, "residual_relu(x, w) with x and w requiring grad should return a tensor of "
+                                      f"x's shape connected to the graph, got {type(out).__name__}.",
+                               hint="Use torch operations only; no `.detach()`.")
+        try:
+            gx, gw = torch.autograd.grad(out, (x_leaf, w_leaf), upstream, allow_unused=True)
+        except Exception as error:  # noqa: BLE001 - the version-counter error, raised by the student's graph
+            raise CheckFailure(check, f"backward through residual_relu(x, w) raised {type(error).__name__}: "
+                                      f"{str(error)[:300]}\nInputs: x of shape {list(x.shape)}, w of shape "
+                                      f"{list(w.shape)}, {x.dtype}, both requiring grad.", hint=INPLACE_HINT) from None
+        expected = oracle("memory.residual_relu", x, w, upstream)
+        for got, want, name in ((gx, expected["x_grad"], "x"), (gw, expected["w_grad"], "w")):
+            if got is None:
+                raise CheckFailure(check, f"backward gave no gradient for {name}.", hint=INPLACE_HINT)
+            expect_close(check, got, want, what=f"the gradient of {name}", inputs=inputs, hint=INPLACE_HINT)
+
+
+@graded(2, hidden=[{"cases": 6}], source=[uses_any("predict", *NO_GRAD_NAMES)],
+        worker_facts="whether the result requires grad, the bytes autograd kept and the parameters' gradients after "
+                     "the call, in your process")
+def check_predict_no_graph(predict, *, seed=0, cases=3):
+    """``predict(model, x)`` returns ``model(x)`` computed under ``torch.no_grad()`` or ``torch.inference_mode()``
+    (read from the source); in the student's process, the result needs no gradient, autograd kept nothing for
+    backward during the call, and no parameter got a gradient."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(700 + seed)
+    hint = "Run the model inside `with torch.no_grad():` (or `torch.inference_mode()`) and return its output."
+    for i in range(cases):
+        plan = problems.model_plan(gen, dtype=("float32", "float64")[i % 2])
+        case = f"predict(model, x) with {problems.describe_model(plan)}"
+        entry = _outcome(check, handle(predict).beside(probes.predict_run, check, plan), case)
+        if "returned" in entry:
+            raise CheckFailure(check, f"predict should return a tensor, got {entry['returned']}.\nCase: {case}",
+                               hint=hint)
+        model, x, _ = problems.build_model(plan)
+        expect_close(check, entry["out"], oracle("memory.predictions", model, x), what="predict(model, x)",
+                     hint=hint)
+        if entry.get("requires_grad") or entry.get("kept_bytes") or entry.get("param_grads"):
+            raise CheckFailure(check, f"predict built a graph: its result requires grad: "
+                                      f"{entry.get('requires_grad')}, autograd kept {entry.get('kept_bytes')} bytes "
+                                      f"for backward during the call, {entry.get('param_grads')} parameters got a "
+                                      f"gradient.\nCase: {case}",
+                               hint=hint + " `.detach()` on the result comes too late: the graph was built and its "
+                                           "activations kept during the forward pass.")

@@ -1,0 +1,64 @@
+"""The ``memory`` answers the checks compare against (grader-only): the bytes autograd saves, the plain run that
+checkpointing must reproduce, the most expensive operation of a profiled step, the residual block's values and
+gradients, and a model's predictions."""
+
+import copy
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+
+def saved_bytes(model, x, x_grad):
+    """``{"bytes", "tensors"}``: the bytes of every tensor autograd packs for backward while ``model(x)`` runs
+    (``numel * element_size``, each time it is packed, parameters and views included), and each packed tensor's
+    ``(shape, dtype name)``; ``x`` requires grad when ``x_grad``."""
+    model = copy.deepcopy(model)
+    x = x.detach().clone().requires_grad_(x_grad)
+    packed = []
+
+    def pack(t):
+        packed.append((list(t.shape), str(t.dtype).removeprefix("torch."), t.numel() * t.element_size()))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(x)
+    return {"bytes": sum(n for _, _, n in packed), "tensors": [(shape, dtype) for shape, dtype, _ in packed]}
+
+
+def plain_run(model, x, x_grad, upstream, seed):
+    """``{"out", "x_grad", "grads"}`` of the plain forward and backward of ``model`` (training mode, the global
+    generator seeded with ``seed`` just before, as the checks do before the student's call): the output, the
+    input's gradient (None when ``x`` needs none) and ``[(name, grad)]`` of every parameter."""
+    model = copy.deepcopy(model)
+    x = x.detach().clone().requires_grad_(x_grad)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        out = model(x)
+        out.backward(upstream)
+    return {"out": out.detach(), "x_grad": None if x.grad is None else x.grad.detach(),
+            "grads": [(name, p.grad.detach()) for name, p in model.named_parameters()]}
+
+
+def top_op(step):
+    """The name of the operator with the largest self CPU time in a profile of one call of ``step`` (after one
+    call to warm up), and the self times of the first three, in microseconds."""
+    step()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    return {"name": events[0].key, "top": [(e.key, float(e.self_cpu_time_total)) for e in events[:3]]}
+
+
+def residual_relu(x, w, upstream):
+    """``relu(x @ w) + x`` in float64 and its gradients with respect to ``x`` and ``w`` for ``upstream``."""
+    x64 = x.detach().double().requires_grad_(True)
+    w64 = w.detach().double().requires_grad_(True)
+    out = torch.relu(x64 @ w64) + x64
+    gx, gw = torch.autograd.grad(out, (x64, w64), upstream.double())
+    return {"out": out.detach(), "x_grad": gx, "w_grad": gw}
+
+
+def predictions(model, x):
+    """``model(x)`` computed without a graph."""
+    with torch.no_grad():
+        return copy.deepcopy(model)(x)
