@@ -180,7 +180,7 @@ def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
 
 @graded(2, source=[calls_with("checkpointed_forward", "torch.utils.checkpoint.checkpoint", use_reentrant=False)],
         worker_facts="the activation bytes kept for backward and each Linear layer's forward calls, measured in "
-                     "your process")
+                     "the student's process")
 def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
     """Every block is checkpointed with ``use_reentrant=False`` (read from the source), the gradients are the plain
     run's; and, as measured in the student's process, backward runs each Linear layer a second time and the
@@ -322,7 +322,7 @@ def check_residual_backward(residual_relu, *, seed=0, cases=6):
 
 @graded(2, hidden=[{"cases": 6}], source=[uses_any("predict", *NO_GRAD_NAMES)],
         worker_facts="whether the result requires grad, the bytes autograd kept and the parameters' gradients after "
-                     "the call, in your process")
+                     "the call, in the student's process")
 def check_predict_no_graph(predict, *, seed=0, cases=3):
     """``predict(model, x)`` returns ``model(x)`` computed under ``torch.no_grad()`` or ``torch.inference_mode()``
     (read from the source); in the student's process, the result needs no gradient, autograd kept nothing for

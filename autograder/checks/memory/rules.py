@@ -56,7 +56,9 @@ class UsesAny(SourceRule):
         return f"Use `with {self.names[0]}(...):` in `{self.target}`."
 
     def describe(self):
-        return f"`{self.target}` uses {' or '.join(f'`{n}`' for n in self.names)}"
+        first = list({n.rsplit(".", 1)[-1]: n for n in reversed(self.names)}.values())[::-1]   # one spelling each
+        spelled = ", ".join(f"`{n}`" for n in first[:-1]) + f" or `{first[-1]}`" if len(first) > 1 else f"`{first[0]}`"
+        return f"`{self.target}` uses {spelled}"
 
     def findings(self, answer):
         aliases = answer.aliases()
