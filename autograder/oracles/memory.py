@@ -41,12 +41,12 @@ def plain_run(model, x, x_grad, upstream, seed):
 
 def top_op(step):
     """The name of the operator with the largest self CPU time in a profile of one call of ``step`` (after one
-    call to warm up), and the self times of the first three, in microseconds."""
+    call to warm up). Only the name: the times differ from run to run, and the kit's recorded answer must give
+    the same message as the grader's."""
     step()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         step()
-    events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
-    return {"name": events[0].key, "top": [(e.key, float(e.self_cpu_time_total)) for e in events[:3]]}
+    return max(prof.key_averages(), key=lambda e: e.self_cpu_time_total).key
 
 
 def residual_relu(x, w, upstream):
