@@ -61,7 +61,8 @@ def main():
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
     reference = exec_source((ROOT / "solutions" / "memory.py").read_text(), "<solutions.memory>", "solutions.memory")
-    print(f"{datetime.date.today()}, {platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}")
+    print(f"{datetime.date.today()}, {platform.machine()}, {torch.get_num_threads()} threads, "
+          f"torch {torch.__version__}")
     gen = torch.Generator().manual_seed(300)
     plans = []
     for _ in range(args.plans):
