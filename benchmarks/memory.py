@@ -5,8 +5,8 @@ Not a test. For ``--plans`` plans drawn as the check draws them (4 blocks, no dr
 grad), it measures what the check measures (``probes.checkpoint_run``'s kept bytes over
 ``plain_activation_bytes``) for the reference ``checkpointed_forward`` and for checkpointing the first block only,
 and every layer on its own. Then, ``--runs`` times for each step kind, it profiles the step as the grader does
-(``oracles.memory.top_op``) and runs the reference ``most_expensive_op``, and counts the answers that differ from
-the kind's operator. Run from the repository root, under whatever load the grading machine carries::
+(``oracles.memory.top_op``) and runs the reference ``most_expensive_op``, counts the answers that differ from
+the kind's operator, and grades the reference with ``check_top_op`` on that kind (its majority of three included). Everything runs on one CPU thread, as the checks and probes do. Run from the repository root, under whatever load the grading machine carries::
 
     python benchmarks/memory.py --plans 40 --runs 50
 """
@@ -29,6 +29,7 @@ from autograder.checks import memory  # noqa: E402
 from autograder.checks.memory import probes, problems  # noqa: E402
 from autograder.course.selfcheck import exec_source  # noqa: E402
 from autograder.oracles.memory import top_op  # noqa: E402
+from autograder.threads import one_thread  # noqa: E402
 
 EXPECTED = {"matmul": "aten::mm", "conv": "aten::mkldnn_convolution", "topk": "aten::topk"}
 
@@ -76,17 +77,21 @@ def main():
               f"(threshold {memory.KEPT_RATIO})")
     gen = torch.Generator().manual_seed(400)
     for kind, expected in EXPECTED.items():
-        wrong = collections.Counter()
+        wrong, failed = collections.Counter(), 0
         started = time.perf_counter()
-        for _ in range(args.runs):
+        for run in range(args.runs):
             step = problems.Step(problems.step_plan(gen, kind))
             grader = top_op(step)
             student = reference["most_expensive_op"](step)
             wrong.update([f"grader {grader}"] if grader != expected else [])
             wrong.update([f"reference {student}"] if student != expected else [])
-        print(f"top op of {kind:6} ({expected}): {args.runs} runs, wrong answers {dict(wrong) or 0}, "
-              f"{time.perf_counter() - started:.1f} s")
-
+            try:
+                memory.check_top_op(reference["most_expensive_op"], seed=run, kinds=(kind,))
+            except AssertionError:
+                failed += 1
+        print(f"top op of {kind:6} ({expected}): {args.runs} runs, single answers wrong {dict(wrong) or 0}; "
+              f"the check failed the reference {failed} times; {time.perf_counter() - started:.1f} s")
 
 if __name__ == "__main__":
-    main()
+    with one_thread():
+        main()

@@ -99,6 +99,7 @@ def _model_plans(seed, cases):
 
 
 @graded(3, hidden=[{"cases": 10}])
+@problems.single_threaded
 def check_saved_bytes_count(saved_bytes, *, seed=0, cases=5):
     """The bytes ``saved_bytes(model, x)`` returns equal the grader's count of what autograd packs for backward
     while ``model(x)`` runs, on models of 2 to 4 Linear layers with relu, tanh, sigmoid, gelu or a gate that saves
@@ -124,6 +125,7 @@ def check_saved_bytes_count(saved_bytes, *, seed=0, cases=5):
 
 
 @graded(1, hidden=[{"cases": 4}])
+@problems.single_threaded
 def check_saved_bytes_backward(saved_bytes, *, seed=0, cases=2):
     """The output ``saved_bytes`` returns is ``model(x)``, and backward through it (which unpacks every tensor
     through the student's hooks) gives the plain run's gradients."""
@@ -165,6 +167,7 @@ def _checkpoint_entry(check, checkpointed_forward, plan):
 
 
 @graded(3, hidden=[{"cases": 5}])
+@problems.single_threaded
 def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
     """The output and the gradients of x and of every parameter equal those of the plain forward (the grader's own
     run of the same blocks, dropout with the same seed), with an input that requires grad and one that does not."""
@@ -181,6 +184,7 @@ def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
 @graded(2, source=[calls_with("checkpointed_forward", "torch.utils.checkpoint.checkpoint", use_reentrant=False)],
         worker_facts="the activation bytes kept for backward and each Linear layer's forward calls, measured in "
                      "the student's process")
+@problems.single_threaded
 def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
     """Every block is checkpointed with ``use_reentrant=False`` (read from the source), the gradients are the plain
     run's; and, as measured in the student's process, backward runs each Linear layer a second time and the
@@ -223,11 +227,12 @@ def _op_name(answer):
 
 
 STEP_WORDS = {"matmul": "multiplies two [{n}, {n}] matrices", "topk": "takes the top 2000 of {m} values",
-              "conv": "convolves 8 images of 16 channels with 32 filters of 3x3"}
+              "conv": "convolves 8 images of 16 channels, {h}x128 pixels, with 32 filters of 3x3"}
 
 
 @graded(3, hidden=[{"kinds": ("conv", "topk", "matmul")}],
         source=[uses_any("most_expensive_op", "torch.profiler.profile", "torch.autograd.profiler.profile")])
+@problems.single_threaded
 def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
     """``most_expensive_op(step)`` profiles the step (``torch.profiler.profile``, read from the source) and names the
     operator that the grader's own profile of the same step puts first by self CPU time, for steps that one
@@ -238,9 +243,11 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
     gen = torch.Generator().manual_seed(400 + seed)
     for kind in kinds:
         plan = problems.step_plan(gen, kind)
-        words = STEP_WORDS[kind].format(n=int(640 * plan["scale"]), m=int(1_000_000 * plan["scale"]))
+        words = STEP_WORDS[kind].format(n=int(problems.MATMUL_SIZE * plan["scale"]),
+                                        m=int(problems.TOPK_VALUES * plan["scale"]),
+                                        h=int(problems.CONV_HEIGHT * plan["scale"]))
         case = f"most_expensive_op(step) for a step that {words}, then takes the max of 16 of the results"
-        expected, answers = None, []
+        answers, profiles = [], []
         while len(answers) < 3:
             entry = _outcome(check, handle(most_expensive_op).beside(probes.top_op_answer, check, plan), case)
             answers.append(entry.get("answer"))
@@ -248,9 +255,11 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
                 raise CheckFailure(check, f"most_expensive_op should return the operator's name, a str such as "
                                           f"'aten::add', got {type(answers[-1]).__name__}.\nCase: {case}",
                                    hint="Return the `key` of the event with the largest `self_cpu_time_total`.")
-            if expected is None:     # the grader's own profile, once the answer is a name to compare with it
-                expected = oracle("memory.top_op", problems.Step(plan))
-            if _op_name(answers[0]) == _op_name(expected):
+            # The grader's own profile, once the answer is a name to compare with it; on a mismatch, up to three
+            # (a busy machine can slow a cheap operator in the grader's profile too), the most common one kept.
+            profiles.append(oracle("memory.top_op", problems.Step(plan)))
+            expected = max(profiles, key=profiles.count)
+            if _op_name(answers[0]) == _op_name(profiles[0]):
                 break
         right = sum(_op_name(a) == _op_name(expected) for a in answers)
         if right * 2 < len(answers):
@@ -278,6 +287,7 @@ def _residual_inputs(gen, i):
 
 
 @graded(1, hidden=[{"cases": 12}])
+@problems.single_threaded
 def check_residual_values(residual_relu, *, seed=0, cases=6):
     """``residual_relu(x, w)`` equals ``relu(x @ w) + x`` (float64 reference) in x's dtype, and leaves x and w
     as they were."""
@@ -292,6 +302,7 @@ def check_residual_values(residual_relu, *, seed=0, cases=6):
 
 
 @graded(2, hidden=[{"cases": 12}])
+@problems.single_threaded
 def check_residual_backward(residual_relu, *, seed=0, cases=6):
     """Backward through ``residual_relu(x, w)`` runs (no in-place change of a tensor saved for backward) and gives
     the float64 reference's gradients for x and w, on inputs that require grad."""
@@ -323,6 +334,7 @@ def check_residual_backward(residual_relu, *, seed=0, cases=6):
 @graded(2, hidden=[{"cases": 6}], source=[uses_any("predict", *NO_GRAD_NAMES)],
         worker_facts="whether the result requires grad, the bytes autograd kept and the parameters' gradients after "
                      "the call, in the student's process")
+@problems.single_threaded
 def check_predict_no_graph(predict, *, seed=0, cases=3):
     """``predict(model, x)`` returns ``model(x)`` computed under ``torch.no_grad()`` or ``torch.inference_mode()``
     (read from the source); in the student's process, the result needs no gradient, autograd kept nothing for

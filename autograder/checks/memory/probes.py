@@ -57,6 +57,7 @@ def _grads(model):
 
 
 @probe
+@problems.single_threaded
 def saved_bytes_run(saved_bytes, check, plan):
     """Build ``plan``'s model, call ``saved_bytes(model, x)``, then backward through the output it returned with the
     plan's upstream gradient. Returns ``{"out", "count", "x_grad", "grads"}`` or ``{"failure": [detail, hint]}``
@@ -85,6 +86,7 @@ def saved_bytes_run(saved_bytes, check, plan):
 
 
 @probe
+@problems.single_threaded
 def checkpoint_run(checkpointed_forward, check, plan):
     """Build ``plan``'s blocks; call ``checkpointed_forward(blocks, x)`` with the global generator seeded from the
     plan (dropout draws from it), measuring the activation memory kept for backward (:class:`ActivationMemory`,
@@ -116,6 +118,7 @@ def checkpoint_run(checkpointed_forward, check, plan):
 
 
 @probe
+@problems.single_threaded
 def top_op_answer(most_expensive_op, check, plan):
     """``most_expensive_op(step)``'s answer for ``plan``'s step, or ``{"failure": [detail, hint]}``."""
     step = problems.Step(plan)
@@ -126,6 +129,7 @@ def top_op_answer(most_expensive_op, check, plan):
 
 
 @probe
+@problems.single_threaded
 def predict_run(predict, check, plan):
     """Build ``plan``'s model; call ``predict(model, x)``, measuring what autograd keeps meanwhile. Returns
     ``{"out", "requires_grad", "kept_bytes", "param_grads"}`` or ``{"failure": [detail, hint]}``."""

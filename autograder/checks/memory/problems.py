@@ -8,10 +8,26 @@ oracles. Everything here is drawn from the plan's seed, so both copies hold the 
 Nothing here computes an exercise's answer: it builds models, inputs and profiled steps.
 """
 
+import functools
 import math
 
 import torch
 from torch import nn
+
+from ...threads import one_thread
+
+def single_threaded(fn):
+    """``fn`` (a check, or a probe run beside the student's code) on one CPU thread (``autograder.threads``): these
+    models are tiny, and on a busy machine every small operation of a two-thread run waits for OpenMP threads that
+    wait for a core (a [32, 48] Linear took 14 ms under load 6 here, 2026-11-24); and the grader's profile and the
+    student's then run alike."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        __tracebackhide__ = True
+        with one_thread():
+            return fn(*args, **kwargs)
+    return run
+
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 ACTIVATIONS = ("relu", "tanh", "sigmoid", "gelu", "gate")
@@ -128,6 +144,9 @@ def describe_blocks(plan):
 # ------------------------------------------------------------------ a step to profile
 
 STEP_KINDS = ("matmul", "conv", "topk")
+# Sizes at which the expensive operator takes 30 to 80 ms on one thread of this 2-core CPU (2026-11-24): long
+# against any pause the scheduler gives a microsecond operator on a busy machine (benchmarks/memory.py).
+MATMUL_SIZE, TOPK_VALUES, CONV_HEIGHT = 640, 4_000_000, 128
 
 
 def step_plan(gen, kind):
@@ -146,13 +165,13 @@ class Step(nn.Module):
         gen = torch.Generator().manual_seed(plan["seed"])
         self.kind, scale = plan["kind"], plan["scale"]
         if self.kind == "matmul":
-            n = int(640 * scale)
+            n = int(MATMUL_SIZE * scale)
             self.register_buffer("a", torch.randn(n, n, generator=gen))
             self.register_buffer("b", torch.randn(n, n, generator=gen))
         elif self.kind == "topk":
-            self.register_buffer("a", torch.randn(int(1_000_000 * scale), generator=gen))
+            self.register_buffer("a", torch.randn(int(TOPK_VALUES * scale), generator=gen))
         elif self.kind == "conv":
-            self.register_buffer("a", torch.randn(8, 16, int(64 * scale), 64, generator=gen))
+            self.register_buffer("a", torch.randn(8, 16, int(CONV_HEIGHT * scale), 128, generator=gen))
             self.register_buffer("b", torch.randn(32, 16, 3, 3, generator=gen))
         else:
             raise ValueError(f"unknown step kind {self.kind!r}")
