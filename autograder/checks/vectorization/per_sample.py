@@ -2,8 +2,8 @@
 ``torch.func``.
 
 The model is a small MLP (``Linear, Tanh, Linear, ...``) whose sizes the check draws. It must live where the
-student's function runs, so ``worker_facts.model_for`` builds it there (``beside``: in the student's worker under trusted
-grading, here otherwise) and only a handle comes back. Its own parameters hold *other* values than ``params``
+student's function runs, so ``worker_facts.model_for`` builds it there (``beside``: in the student's worker under
+trusted grading, here otherwise) and only a handle comes back. Its own parameters hold *other* values than ``params``
 (a decoy drawn by the grader): the exercise differentiates ``params``, through ``functional_call``, and an answer
 that differentiates the model's own parameters gets other numbers. What comes back is judged here against the
 grader's own loop over the samples in float64 (``autograder/oracles/vectorization.py``, reached through
