@@ -236,11 +236,12 @@ def check_per_sample_grads_values(per_sample_grads, *, seed=0, cases=8):
         per_sample.expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
 
 
-@graded(1, source=[uses("per_sample_grads", *per_sample.VMAP_NAMES), no_loop("per_sample_grads")],
+@graded(1, hidden=[{}], source=[uses("per_sample_grads", *per_sample.VMAP_NAMES), no_loop("per_sample_grads")],
         worker_facts="op counts at batch 4 and 64")
 def check_per_sample_grads_vmapped(per_sample_grads, *, seed=0):
     """Written with ``torch.func.vmap`` and without a Python loop over the samples (read from the source), right on
-    a batch of 16; the numbers of torch calls and of ATen kernels are the same for 4 samples and 64."""
+    a batch of 16 (the hidden variant's drawn at grading time: no table of the visible answer passes it); the
+    numbers of torch calls and of ATen kernels are the same for 4 samples and 64."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(21_000 + seed)
