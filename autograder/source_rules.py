@@ -16,6 +16,10 @@ Rules:
   A method of the student's own class with that name is theirs, not the builtin.
 * :func:`made_by` ``(target, name)``: the answer is the result of ``name`` (``scripted = torch.jit.script(loop)``,
   or a ``def`` decorated with it).
+* :func:`uses` ``(target, *names)``: the answer, or something it reaches, names one of ``names`` (dotted:
+  ``"torch.func.vmap"``) in a spelling the AST can see: ``torch.func.vmap(...)``, ``from torch.func import vmap``,
+  ``import torch.func as tf; tf.vmap``, ``getattr(torch.func, "vmap")``, an alias. Where the exercise is to use a
+  tool, with :func:`no_loop` beside it: a mention alone proves no use, but the data must be right without a loop.
 * :func:`safe_load` ``(target)``: every ``torch.load`` passes ``weights_only=True`` or keeps its default (True
   since torch 2.6), and nothing of ``pickle``/``dill``/``marshal``/``joblib`` is called.
 * :func:`autograd_function` ``(cls_target, fn_target)``: ``cls_target`` subclasses ``torch.autograd.Function`` with
@@ -178,6 +182,28 @@ class MadeBy(SourceRule):
 
 
 @dataclass(frozen=True)
+class Uses(SourceRule):
+    names: tuple = ()
+    kind = "uses"
+
+    @property
+    def hint(self):
+        return f"Write `{self.target}` with `{self.names[0]}`, as the exercise asks."
+
+    def describe(self):
+        return f"`{self.target}` uses {' or '.join(f'`{n}`' for n in self.names)}"
+
+    def findings(self, answer):
+        aliases = answer.aliases()
+        for _, node in answer.nodes():
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Call)) and resolve_dotted(node, aliases) in self.names:
+                return []
+        definition = answer.definition
+        return [Finding(f"`{self.target}` does not use {' or '.join(f'`{n}`' for n in self.names)}",
+                        definition.part.where(definition.node))]
+
+
+@dataclass(frozen=True)
 class AutogradFunction(SourceRule):
     function: str = ""
     kind = "autograd.Function"
@@ -273,6 +299,10 @@ def made_by(target, name):
     return MadeBy(target, name)
 
 
+def uses(target, *names):
+    return Uses(target, tuple(names))
+
+
 def autograd_function(cls_target, fn_target):
     return AutogradFunction(cls_target, fn_target)
 
@@ -308,4 +338,4 @@ def expect_source(check, rules, submission):
 
 
 __all__ = ["BUILTINS", "Finding", "SourceRule", "autograd_function", "expect_source", "made_by", "no_call",
-           "no_loop", "rule_findings", "safe_load"]
+           "no_loop", "rule_findings", "safe_load", "uses"]

@@ -4,27 +4,10 @@ Generated from source/vectorization/vectorization.ipynb by `python -m autograder
 """
 
 
-# --- cell batch_gather_loop ---
-import warnings
-from typing import List
-
+# --- cell batch_gather ---
 import torch
 
 
-def batch_gather_loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
-    """out[b] = tensor[b][indices[b]], one batch element at a time (TorchScript-compatible)."""
-    rows: List[torch.Tensor] = []
-    for b in range(tensor.shape[0]):
-        rows.append(tensor[b][indices[b]])
-    return torch.stack(rows)
-
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)   # torch >= 2.13: "torch.jit.script is deprecated"
-    scripted_batch_gather = torch.jit.script(batch_gather_loop)
-
-
-# --- cell batch_gather ---
 def batch_gather(tensor, indices):
     """out[b, k...] = tensor[b, indices[b, k...]] for tensor [B, N, *F] and indices [B, *K]."""
     batch, rows = tensor.shape[0], tensor.shape[1]
@@ -38,6 +21,21 @@ def batch_gather(tensor, indices):
     offsets = offsets.reshape(batch, *[1] * (indices.dim() - 1))        # broadcast over K
     flat = tensor.reshape(batch * rows, *tensor.shape[2:])              # [B * N, *F]
     return flat[indices + offsets]
+
+
+# --- cell per_sample_grads ---
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, params, x, y):
+    """{name: [B, *shape]}: the gradient of each sample's cross-entropy with respect to params."""
+    def sample_loss(params, xi, yi):                       # one sample: xi [F], yi a 0-d class id
+        logits = functional_call(model, params, (xi[None],))
+        return F.cross_entropy(logits, yi[None])
+
+    return vmap(grad(sample_loss), in_dims=(None, 0, 0))(params, x, y)
 
 
 # --- cell masked_batch_mean ---

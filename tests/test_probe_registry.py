@@ -9,33 +9,36 @@ from autograder.checks.vectorization import worker_facts
 from autograder.spec import grading_run
 from autograder.trusted import remote
 
+DECOY = {"0.weight": torch.ones(3, 2), "0.bias": torch.zeros(3)}     # the values of a Linear(2, 3) the probe builds
+
 
 def test_only_declared_probes_run_beside_student_code():
     with pytest.raises(probe_registry.NotAProbe):
         remote.beside(len, [1, 2])                      # in one process too: the same rule everywhere
     with pytest.raises(probe_registry.NotAProbe):
         remote.by_name(torch.sum)
-    assert remote.beside(worker_facts.torchscript_facts, len)["scripted"] is False
+    assert isinstance(remote.beside(worker_facts.model_for, len, (2, 3), DECOY)[0], torch.nn.Linear)
     with pytest.raises(ValueError, match="PROBE_MODULES"):
         probe_registry.probe(test_only_declared_probes_run_beside_student_code)
 
 
 def test_a_frozen_registry_undoes_what_student_code_changes(monkeypatch):
     frozen = probe_registry.freeze()
-    key = probe_registry.key_of(worker_facts.torchscript_facts)
-    honest = worker_facts.torchscript_facts
+    key = probe_registry.key_of(worker_facts.model_for)
+    honest = worker_facts.model_for
     code = honest.__code__
     try:
-        worker_facts.torchscript_facts = lambda fn: {"scripted": True}
-        honest.__code__ = (lambda fn: {"scripted": True}).__code__
+        worker_facts.model_for = lambda fn, sizes, decoy: "a lie"
+        honest.__code__ = (lambda fn, sizes, decoy: "a lie").__code__
         monkeypatch.setattr(worker_facts, "torch", None)       # a helper module of the probe's, replaced
+        monkeypatch.setattr(worker_facts, "mlp", lambda sizes: "a lie")     # and a helper function
         probe = frozen.get(key)
         assert probe is honest and probe.__code__ is code and worker_facts.torch is torch
-        assert worker_facts.torchscript_facts is honest
-        assert probe(len)["scripted"] is False
+        assert worker_facts.model_for is honest and worker_facts.mlp is not None and worker_facts.mlp([2, 3]) != "a lie"
+        assert torch.equal(probe(len, (2, 3), DECOY)[0].weight, DECOY["0.weight"])
     finally:
         honest.__code__ = code
-        worker_facts.torchscript_facts = honest
+        worker_facts.model_for = honest
     with pytest.raises(probe_registry.NotAProbe):
         frozen.get("os:system")
 

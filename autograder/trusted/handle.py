@@ -9,9 +9,9 @@ A check is written once, for both places the student's code can live:
 
 It offers what a check needs of the student's object and nothing else::
 
-    fn = handle(scripted_batch_gather)
-    fn(tensor, indices)                                  # the call (plain data back under trusted grading)
-    facts = fn.beside(worker_facts.torchscript_facts)    # a registered probe run where fn lives, fn first
+    fn = handle(per_sample_grads)
+    model = fn.beside(worker_facts.model_for, sizes, decoy)   # a registered probe run where fn lives, fn first
+    fn(model, params, x, y)                              # the call (plain data back under trusted grading)
     loader = handle(load_checkpoint).in_fresh_process()  # a process that never ran the checks' earlier calls
     fn.in_worker                                         # whether it lives in a worker (for messages only)
 

@@ -1,8 +1,8 @@
 """Notebook cells that replace the probes run beside the student's code, graded by the trusted runner's real worker.
 
 Each case is a wrong answer (a mutant of ``tests/mutants/``) together with a cell that makes one kind of probe lie
-for it: the TorchScript facts, the compile session, the custom-backward facts, the modules structure probes, the
-amp refusal run (by rebinding the module's name, or by swapping the function's code). The probes a request names
+for it: the compile session, the custom-backward facts, the modules structure probes, the amp refusal run (by
+rebinding the module's name, or by swapping the function's code). The probes a request names
 are the ones the worker froze before any student code ran (``autograder.probe_registry``), with their code and
 their modules' functions put back before each use, so the lie changes nothing: the wrong answer loses every item
 its mutant loses (``test_trusted_proofs`` proves that it loses them without the lie). An honest student graded in
@@ -32,23 +32,19 @@ pytestmark = [pytest.mark.e2e]
 SEED = 5
 SETUP = f"import sys; sys.path.insert(0, {str(ROOT)!r})"
 
-TORCHSCRIPT_LIAR = '''
-import autograder.checks.vectorization.worker_facts as _facts
-_facts.torchscript_facts = lambda fn: {"scripted": True, "type": "ScriptFunction"}
-'''
-
-TORCHSCRIPT_CODE_SWAP = '''
-import autograder.checks.vectorization.worker_facts as _facts
-_facts.LIE = {"scripted": True, "type": "ScriptFunction"}
-_facts.torchscript_facts.__code__ = (lambda fn: LIE).__code__      # LIE is read from the probe's own module
-'''
-
 COMPILE_LIAR = '''
 import autograder.checks.vectorization.compiling as _compiling
 from tests.proving import reference as _reference
 _honest_open = _compiling.open_compiled
 _compiling.open_compiled = lambda fn, *args: _honest_open(_reference("vectorization")["masked_batch_mean"], *args)
 '''
+
+COMPILE_CODE_SWAP = '''
+import autograder.checks.vectorization.compiling as _compiling
+from tests.proving import reference as _reference
+_compiling.HONEST = _reference("vectorization")["masked_batch_mean"]
+_compiling.open_compiled.__code__ = (lambda fn, recompile_limit=8: CompiledSession(HONEST, recompile_limit)).__code__
+'''                                  # HONEST and CompiledSession are read from the probe's own module
 
 CUSTOM_BACKWARD_LIAR = '''
 import autograder.checks.stability.softplus_cases as _cases
@@ -127,9 +123,9 @@ def load_checkpoint(path, model, optimizer, scaler):
 
 # (topic, the wrong answer: a mutant's name or code, the lying cell, the items it must not win)
 CASES = [
-    ("vectorization", "scripted_batch_gather not scripted", TORCHSCRIPT_LIAR, None),
-    ("vectorization", "scripted_batch_gather not scripted", TORCHSCRIPT_CODE_SWAP, None),
     ("vectorization", "masked_batch_mean as a Python loop over T", COMPILE_LIAR, {"check_masked_mean_no_recompiles"}),
+    ("vectorization", "masked_batch_mean as a Python loop over T", COMPILE_CODE_SWAP,
+     {"check_masked_mean_no_recompiles"}),
     ("stability", "softplus as a plain function (no custom backward)", CUSTOM_BACKWARD_LIAR, None),
     ("modules", "make_mlp reusing one Linear for layers of equal size", STRUCTURE_LIAR, None),
     ("modules", LYING_MLP, "", {"check_make_mlp_structure"}),

@@ -1,9 +1,7 @@
 """A second correct solution, written differently from the reference: ``torch.gather`` along dim 1 with the
-indices flattened over K and expanded over F, bounds checked with ``torch.aminmax``; the scripted loop
-builds its output with ``index_select``; the masked mean reads prefix sums (``cumsum``) at each row's length
-instead of masking."""
-
-import warnings
+indices flattened over K and expanded over F, bounds checked with ``torch.aminmax``; the per-sample gradients
+with ``torch.vmap`` over ``grad_and_value``, each sample left unbatched (``nn.Linear`` and ``cross_entropy`` take
+one sample as it is); the masked mean reads prefix sums (``cumsum``) at each row's length instead of masking."""
 
 import torch
 
@@ -21,16 +19,16 @@ def batch_gather(tensor, indices):
     return picked.reshape(*indices.shape, *features)
 
 
-def batch_gather_loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
-    out = []
-    for b in range(tensor.shape[0]):
-        out.append(tensor[b].index_select(0, indices[b].reshape(-1)).reshape(indices[b].shape + tensor[b].shape[1:]))
-    return torch.stack(out)
+def _one_sample_loss(model):
+    def loss(weights, sample, target):          # sample [F] -> logits [C]; target a 0-d class id
+        return torch.nn.functional.cross_entropy(torch.func.functional_call(model, weights, sample), target)
+    return loss
 
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    scripted_batch_gather = torch.jit.script(batch_gather_loop)
+def per_sample_grads(model, params, x, y):
+    grads, _losses = torch.vmap(torch.func.grad_and_value(_one_sample_loss(model)), in_dims=(None, 0, 0))(
+        params, x, y)
+    return grads
 
 
 def masked_batch_mean(x, lengths):

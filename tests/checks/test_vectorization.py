@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder.checks import vectorization
-from autograder.checks.vectorization import compiling, masked_mean
+from autograder.checks.vectorization import compiling, masked_mean, per_sample, worker_facts
 from autograder.errors import CheckFailure
 from autograder.timing import count_host_syncs, expect_no_per_row_sync
 from tests.mutants.vectorization import MUTANTS
@@ -21,8 +21,8 @@ def _message(mistake, check):
     return failing_among(TOPIC, with_replacements(TOPIC, replacements), {check})[check]
 
 
-def test_scripted_loop_is_caught_without_a_clock():
-    message = _message("batch_gather as a TorchScript loop", "check_batch_gather_vectorized")
+def test_unbind_loop_is_caught_without_a_clock():
+    message = _message("batch_gather as a loop over unbind", "check_batch_gather_vectorized")
     assert "grows with the input size" in message and "size 64" in message
 
 
@@ -36,14 +36,9 @@ def test_out_of_range_message_names_the_index():
     assert "is out of range for N =" in message and "next row" in message
 
 
-def test_plain_function_is_not_accepted_as_scripted():
-    message = failing_among(TOPIC, with_replacements(TOPIC, {"scripted_batch_gather": vectorization.loop_gather}),
-                            {"check_scripted_gather"})
-    assert "not a TorchScript function" in message["check_scripted_gather"]
-
-
 def test_scripted_value_error_counts_as_value_error():
-    """TorchScript re-raises a ValueError as a torch.jit.Error that names it; out-of-range rows raise too."""
+    """A student who scripts batch_gather anyway (TorchScript is no longer taught: deprecated on 2.13): TorchScript
+    re-raises a ValueError as a torch.jit.Error that names it; out-of-range rows raise too."""
     def loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
         if indices.shape[0] != tensor.shape[0]:
             raise ValueError("batch sizes differ")
@@ -61,13 +56,6 @@ def test_scripted_value_error_counts_as_value_error():
     with pytest.raises(CheckFailure) as excinfo:
         vectorization.check_batch_gather_errors(scripted_silent)
     assert "does not say that the batch sizes differ" in excinfo.value.detail
-
-
-def test_deprecation_warnings_as_errors_do_not_break_the_scripted_check():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                 # even a grader run with -W error
-        namespace = reference(TOPIC)                   # the cell scripts under catch_warnings
-        vectorization.check_scripted_gather(namespace["scripted_batch_gather"], cases=4)
 
 
 def test_op_counts_are_reported():
@@ -95,6 +83,64 @@ def test_loop_synchronises_once_per_row_and_reference_does_not():
                                     lambda b: (tensor[:b], indices[:b]), (4, 64))
     assert counts[4] == counts[64]
     assert torch.cuda.get_sync_debug_mode() == previous
+
+
+# ------------------------------------------------------------------ per_sample_grads with torch.func
+
+def test_per_sample_oracle_sums_to_the_batch_gradient():
+    """The grader's loop (grader-only oracle) agrees with autograd on the batch's summed loss, and the model's own
+    parameters hold other values than params (an answer that differentiates them gets other numbers)."""
+    from autograder.oracles.vectorization import per_sample_grads as oracle
+
+    gen = torch.Generator().manual_seed(0)
+    for i in range(6):
+        sizes, dtype, b, _ = per_sample.draw_case(gen, i)
+        params, decoy, x, y = per_sample.draw(gen, sizes, dtype, b)
+        model = worker_facts.mlp(sizes).double()
+        expected = oracle(sizes, params, x, y)
+        leaves = {name: p.detach().double().requires_grad_(True) for name, p in params.items()}
+        total = torch.nn.functional.cross_entropy(torch.func.functional_call(model, leaves, (x.double(),)), y,
+                                                  reduction="sum")
+        summed = dict(zip(leaves, torch.autograd.grad(total, list(leaves.values()))))
+        for name in params:
+            assert expected[name].shape == (b, *params[name].shape)
+            torch.testing.assert_close(expected[name].sum(0), summed[name], rtol=1e-10, atol=1e-12)
+            assert not torch.equal(params[name], decoy[name])
+
+
+def _source_findings(mistake):
+    """What the vmapped item's source rules find in the mistake's source (read after its data passed)."""
+    from autograder.source_rules import rule_findings
+    from autograder.submitted_source import Submission
+
+    submission = Submission.of_objects({"per_sample_grads": MUTANTS[mistake][0]["per_sample_grads"]})
+    rules = vectorization.check_per_sample_grads_vmapped.item.source
+    return " ".join(finding.text() for rule in rules for finding in rule_findings(rule, submission))
+
+
+def test_per_sample_loop_is_caught_by_its_source_and_its_op_counts():
+    found = _source_findings("per_sample_grads as a Python loop over samples")
+    assert "does not use `torch.func.vmap`" in found and "uses a `for` loop" in found
+    message = _message("per_sample_grads as a Python loop over samples", "check_per_sample_grads_vmapped")
+    assert "grows with the input size" in message      # what the student's own kernel says too (no source there)
+
+
+def test_vmap_inside_a_loop_is_still_a_loop():
+    found = _source_findings("per_sample_grads calling vmap one sample at a time")
+    assert "a list comprehension" in found and "does not use" not in found
+    assert _source_findings("per_sample_grads with in_dims (None, 0, None)") == ""
+
+
+def test_wrong_per_sample_gradients_get_the_hint_for_their_cause():
+    assert "the shape of the parameter itself" in _message("per_sample_grads of the batch's summed loss",
+                                                           "check_per_sample_grads_values")
+    assert "divided by the batch size" in _message("per_sample_grads divided by the batch size",
+                                                   "check_per_sample_grads_values")
+    for mistake in ("per_sample_grads calling model(x) instead of functional_call",
+                    "per_sample_grads detaching params inside the loss"):
+        assert "all 0" in _message(mistake, "check_per_sample_grads_values")
+    assert "the model's own parameters (they hold other values here)" in _message(
+        "per_sample_grads of model.named_parameters() (not params, not detached)", "check_per_sample_grads_values")
 
 
 # ------------------------------------------------------------------ torch.gather's index dtype (lesson claim)
@@ -235,8 +281,9 @@ def test_host_syncs_counted_in_a_worker_are_judged_here(monkeypatch):
 
 
 def test_a_remote_submission_is_graded_like_a_local_one(tmp_path):
-    """In a worker (trusted grading): a TorchScript function is recognised, its errors count as torch.jit.Error,
-    and an in-place write into an input is seen although the grader's inputs are copies."""
+    """In a worker (trusted grading): a TorchScript function's errors count as torch.jit.Error, an in-place write
+    into an input is seen although the grader's inputs are copies, and per_sample_grads gets a model built in the
+    worker (a handle here) holding the grader's decoy values."""
     from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 
     cell = '''
@@ -260,6 +307,16 @@ def silent(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
 
 scripted, scripted_silent = torch.jit.script(loop), torch.jit.script(silent)
 
+from torch.func import functional_call, grad, vmap
+
+def per_sample(model, params, x, y):
+    def loss(params, xi, yi):
+        return torch.nn.functional.cross_entropy(functional_call(model, params, (xi[None],)), yi[None])
+    return vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
+
+def own_parameters(model, params, x, y):
+    return per_sample(model, {k: v.detach() for k, v in model.named_parameters()}, x, y)
+
 def zeroing(x, lengths):
     x.masked_fill_(~(torch.arange(x.shape[1]) < lengths[:, None])[:, :, None], 0)
     return x.sum(1) / lengths.clamp(min=1)[:, None].to(x.dtype)
@@ -268,11 +325,12 @@ def zeroing(x, lengths):
     try:
         remote = RemoteNamespace(worker)
         vectorization.check_batch_gather_errors(remote["scripted"])
-        vectorization.check_scripted_gather(remote["scripted"], cases=4)
+        vectorization.check_per_sample_grads_values(remote["per_sample"])
+        vectorization.check_per_sample_grads_vmapped(remote["per_sample"])
+        with pytest.raises(CheckFailure, match="differs from the reference"):
+            vectorization.check_per_sample_grads_values(remote["own_parameters"], cases=2)
         with pytest.raises(CheckFailure, match="does not say that the batch sizes differ"):
             vectorization.check_batch_gather_errors(remote["scripted_silent"])
-        with pytest.raises(CheckFailure, match="is a function, not a TorchScript function"):
-            vectorization.check_scripted_gather(remote["loop"], cases=4)
         with pytest.raises(CheckFailure, match="changed its input \\(`x`"):
             vectorization.check_masked_mean_values(remote["zeroing"], cases=4)
     finally:

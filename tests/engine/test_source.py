@@ -4,7 +4,7 @@ are not (a local ``sum``, a student's own method ``softmax``, a docstring that m
 import pytest
 
 from autograder.evasion import affecting
-from autograder.source_rules import autograd_function, made_by, no_call, no_loop, rule_findings
+from autograder.source_rules import autograd_function, made_by, no_call, no_loop, rule_findings, uses
 from autograder.submitted_source import Submission
 
 SOFTMAX = no_call("stable_softmax", "softmax", "log_softmax", "logsumexp")
@@ -78,6 +78,40 @@ def test_made_by_and_autograd_function():
     assert broken(autograd_function("Softplus", "softplus"), honest) == []
     assert len(broken(autograd_function("Softplus", "softplus"),
                       honest.replace("(torch.autograd.Function)", "").replace("Softplus.apply(x)", "x"))) == 2
+
+
+VMAP = uses("per_sample_grads", "torch.func.vmap", "torch.vmap", "functorch.vmap")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cells", [
+    ("import torch\ndef per_sample_grads(f, x):\n    return torch.func.vmap(f)(x)",),
+    ("import torch\ndef per_sample_grads(f, x):\n    return torch.vmap(f)(x)",),
+    ("from torch.func import vmap\ndef per_sample_grads(f, x):\n    return vmap(f)(x)",),
+    ("from torch.func import vmap as batched\ndef per_sample_grads(f, x):\n    return batched(f)(x)",),
+    ("import torch.func as tf\ndef per_sample_grads(f, x):\n    return tf.vmap(f, in_dims=0)(x)",),
+    ("import functorch\ndef per_sample_grads(f, x):\n    return functorch.vmap(f)(x)",),
+    ("import torch\ndef per_sample_grads(f, x):\n    return getattr(torch.func, 'vmap')(f)(x)",),
+    ("import torch\nbatched = torch.func.vmap\ndef per_sample_grads(f, x):\n    return batched(f)(x)",),
+    ("from torch import func\ndef helper(f):\n    return func.vmap(f)",          # in a helper, in another cell
+     "def per_sample_grads(f, x):\n    return helper(f)(x)"),
+])
+def test_a_use_in_any_spelling_is_found(cells):
+    assert broken(VMAP, *cells) == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cells", [
+    ("import torch\ndef per_sample_grads(f, x):\n    return torch.stack([f(r) for r in x])",),
+    ("def vmap(f):\n    return lambda x: [f(r) for r in x]\ndef per_sample_grads(f, x):\n    return vmap(f)(x)",),
+    ('import torch\ndef per_sample_grads(f, x):\n    """torch.func.vmap would do it"""\n'
+     '    return torch.func.jacrev(f)(x)',),
+    ("from torch.func import vmap\ndef other(f, x):\n    return vmap(f)(x)\n",
+     "def per_sample_grads(f, x):\n    return f(x)"),
+])
+def test_no_use_is_found_where_the_answer_never_names_it(cells):
+    found = broken(VMAP, *cells)
+    assert len(found) == 1 and "`per_sample_grads` does not use `torch.func.vmap`" in found[0], found
 
 
 @pytest.mark.quick

@@ -5,11 +5,10 @@ student objects come from the reference solution. ``GPU_MUTANTS`` can only be
 caught where CUDA is present.
 """
 
-import warnings
-from typing import List
-
 import numpy as np
 import torch
+import torch.nn.functional as F
+from torch.func import functional_call, grad, vmap
 
 
 def _check(tensor, indices):
@@ -24,18 +23,9 @@ def gather_python_loop(tensor, indices):
     return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
 
 
-def _loop(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
-    if indices.shape[0] != tensor.shape[0]:
-        raise ValueError("batch sizes differ")
-    rows: List[torch.Tensor] = []
-    for b in range(tensor.shape[0]):
-        rows.append(tensor[b][indices[b]])
-    return torch.stack(rows)
-
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    gather_scripted_loop = torch.jit.script(_loop)
+def gather_unbind_loop(tensor, indices):
+    _check(tensor, indices)
+    return torch.stack([rows[picked] for rows, picked in zip(tensor.unbind(0), indices.unbind(0))])
 
 
 def _flat(tensor, indices, offsets):
@@ -110,16 +100,61 @@ def gather_returns_float32(tensor, indices):
     return _ok(tensor, indices).float()
 
 
-def scripted_wrong(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
-    rows: List[torch.Tensor] = []
-    for b in range(tensor.shape[0]):
-        rows.append(tensor[b][indices[b].reshape(-1)])                  # flattens K
-    return torch.stack(rows)
+# ------------------------------------------------------------------ per_sample_grads
+
+def _sample_loss(model):
+    def loss(params, xi, yi):
+        return F.cross_entropy(functional_call(model, params, (xi[None],)), yi[None])
+    return loss
 
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    scripted_flattening_k = torch.jit.script(scripted_wrong)
+def grads_python_loop(model, params, x, y):
+    leaves = {name: p.detach().requires_grad_(True) for name, p in params.items()}
+    rows = []
+    for xi, yi in zip(x, y):                        # one torch.autograd.grad per sample: right, and slow
+        loss = F.cross_entropy(functional_call(model, leaves, (xi[None],)), yi[None])
+        rows.append(torch.autograd.grad(loss, list(leaves.values())))
+    return {name: torch.stack(column) for name, column in zip(leaves, zip(*rows))}
+
+
+def grads_vmap_one_sample_at_a_time(model, params, x, y):
+    one = vmap(grad(_sample_loss(model)), in_dims=(None, 0, 0))
+    parts = [one(params, x[i:i + 1], y[i:i + 1]) for i in range(x.shape[0])]     # vmap, inside a loop
+    return {name: torch.cat([part[name] for part in parts]) for name in params}
+
+
+def grads_of_the_batch(model, params, x, y):
+    def batch_loss(params, x, y):                   # the batch's summed loss: one gradient, not one per sample
+        return F.cross_entropy(functional_call(model, params, (x,)), y, reduction="sum")
+    return grad(batch_loss)(params, x, y)
+
+
+def grads_divided_by_batch(model, params, x, y):
+    def loss(params, xi, yi):                       # each sample's share of the batch's mean
+        return F.cross_entropy(functional_call(model, params, (xi[None],)), yi[None]) / x.shape[0]
+    return vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
+
+
+def grads_targets_not_mapped(model, params, x, y):
+    return vmap(grad(_sample_loss(model)), in_dims=(None, 0, None))(params, x, y)    # every y in each sample
+
+
+def grads_of_the_models_own_parameters(model, params, x, y):
+    own = dict(model.named_parameters())            # not params, and not detached
+    return vmap(grad(_sample_loss(model)), in_dims=(None, 0, 0))(own, x, y)
+
+
+def grads_calling_the_model_directly(model, params, x, y):
+    def loss(params, xi, yi):                       # params unused: their gradient is 0
+        return F.cross_entropy(model(xi[None]), yi[None])
+    return vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
+
+
+def grads_detached_inside(model, params, x, y):
+    def loss(params, xi, yi):                       # detached where grad must see them: gradient 0
+        plain = {name: p.detach() for name, p in params.items()}
+        return F.cross_entropy(functional_call(model, plain, (xi[None],)), yi[None])
+    return vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
 
 
 # ------------------------------------------------------------------ masked_batch_mean
@@ -197,10 +232,12 @@ def mean_through_numpy(x, lengths):
 
 SPEED = {"check_batch_gather_vectorized", "check_batch_gather_speed"}
 LOOPED = {"check_masked_mean_vectorized", "check_masked_mean_no_recompiles"}
+VMAPPED = "check_per_sample_grads_vmapped"
+PER_SAMPLE = {"check_per_sample_grads_values", VMAPPED}
 
 MUTANTS = {
     "batch_gather as a Python loop": ({"batch_gather": gather_python_loop}, SPEED),
-    "batch_gather as a TorchScript loop": ({"batch_gather": gather_scripted_loop}, SPEED),
+    "batch_gather as a loop over unbind": ({"batch_gather": gather_unbind_loop}, SPEED),
     "batch_gather for 1-D indices only": ({"batch_gather": gather_1d_indices_only}, {"check_batch_gather_values"}),
     "batch_gather hard-coding .cuda()": ({"batch_gather": gather_tutorial_cuda},
                                          {"check_batch_gather_values"}),
@@ -213,9 +250,17 @@ MUTANTS = {
     "batch_gather with a silent ValueError": ({"batch_gather": gather_batch_error_without_saying_so},
                                               {"check_batch_gather_errors"}),
     "batch_gather changing the dtype": ({"batch_gather": gather_returns_float32}, {"check_batch_gather_values"}),
-    "scripted_batch_gather not scripted": ({"scripted_batch_gather": _loop}, {"check_scripted_gather"}),
-    "scripted_batch_gather flattening K": ({"scripted_batch_gather": scripted_flattening_k},
-                                           {"check_scripted_gather"}),
+    "per_sample_grads as a Python loop over samples": ({"per_sample_grads": grads_python_loop}, {VMAPPED}),
+    "per_sample_grads calling vmap one sample at a time": ({"per_sample_grads": grads_vmap_one_sample_at_a_time},
+                                                           {VMAPPED}),
+    "per_sample_grads of the batch's summed loss": ({"per_sample_grads": grads_of_the_batch}, PER_SAMPLE),
+    "per_sample_grads divided by the batch size": ({"per_sample_grads": grads_divided_by_batch}, PER_SAMPLE),
+    "per_sample_grads with in_dims (None, 0, None)": ({"per_sample_grads": grads_targets_not_mapped}, PER_SAMPLE),
+    "per_sample_grads of model.named_parameters() (not params, not detached)": (
+        {"per_sample_grads": grads_of_the_models_own_parameters}, PER_SAMPLE),
+    "per_sample_grads calling model(x) instead of functional_call": (
+        {"per_sample_grads": grads_calling_the_model_directly}, PER_SAMPLE),
+    "per_sample_grads detaching params inside the loss": ({"per_sample_grads": grads_detached_inside}, PER_SAMPLE),
     "masked_batch_mean as a Python loop over T": ({"masked_batch_mean": mean_loop_over_steps}, LOOPED),
     "masked_batch_mean as a Python loop over B": ({"masked_batch_mean": mean_loop_over_batch}, LOOPED),
     "masked_batch_mean calling .item() on lengths": ({"masked_batch_mean": mean_item_of_longest},

@@ -1,5 +1,6 @@
-"""Checks for the ``vectorization`` assignment: ``batch_gather``, its TorchScript loop, and ``masked_batch_mean``
-(vectorized, and compiled by ``torch.compile`` into one graph for every size: see ``compiling.py``).
+"""Checks for the ``vectorization`` assignment: ``batch_gather``, ``per_sample_grads`` (``torch.func.vmap`` over
+``torch.func.grad``: see ``per_sample.py``), and ``masked_batch_mean`` (vectorized, and compiled by ``torch.compile``
+into one graph for every size: see ``compiling.py``).
 
 The oracle is a plain loop over the batch (``tensor[b][indices[b]]``), run here on
 the same inputs. Vectorization is graded twice: without a clock (the number of torch
@@ -16,11 +17,11 @@ from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_constant_work
 from ...student import call_student, describe, raises_from_student
-from ...source_rules import made_by, no_call, no_loop
+from ...source_rules import no_call, no_loop, uses
 from ...timing import expect_speedup
 from ...trusted.handle import handle
 from ...spec import current_check, graded
-from . import compiling, masked_mean, worker_facts
+from . import compiling, masked_mean, per_sample, worker_facts
 
 NO_GRAPH_BREAK = ("item", "tolist", "nonzero", "jit", "compile")   # read from the source: each breaks or
 # specializes the graph (.item(), .tolist(), nonzero's data-dependent shape), or compiles it themselves
@@ -218,31 +219,36 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
                    hint=LOOP_HINT)
 
 
-# ----------------------------------------------------------- the TorchScript loop
+# ------------------------------------------------- per_sample_grads: torch.func's vmap over grad
 
-@graded(2, hidden=[{"cases": 24}], source=[made_by("scripted_batch_gather", "torch.jit.script")],
-        worker_facts="the object's type (a TorchScript function)")
-def check_scripted_gather(scripted_batch_gather, *, seed=0, cases=12):
-    """A TorchScript function (made with ``torch.jit.script``) that returns what the loop returns, for
-    indices of any rank and any trailing dimensions, on the CPU (and CUDA when present)."""
+@graded(2, hidden=[{"cases": 16}])
+def check_per_sample_grads_values(per_sample_grads, *, seed=0, cases=8):
+    """``per_sample_grads(model, params, x, y)`` returns ``{name: [B, *shape]}`` for every name of ``params``, row
+    ``i`` the gradient of ``cross_entropy(model(x[i:i+1]), y[i:i+1])`` with respect to ``params`` (the model's own
+    parameters hold other values), equal to the grader's loop over the samples in float64: MLPs of 1 to 3 Linear
+    layers of sizes the check draws, 1 to 9 samples, float32 and float64, in params' dtype and on their device."""
     __tracebackhide__ = True
     check = current_check()
-    fn = scripted_batch_gather
-    facts = handle(fn).beside(worker_facts.torchscript_facts)       # its type is known where it lives
-    if not facts.get("scripted"):
-        raise CheckFailure(check, f"scripted_batch_gather is a {facts.get('type')}, not a TorchScript function.",
-                           hint="Assign `scripted_batch_gather = torch.jit.script(batch_gather_loop)`.")
-    gen = torch.Generator().manual_seed(14_000 + seed)
+    gen = torch.Generator().manual_seed(20_000 + seed)
     for i in range(cases):
-        tensor, indices = _case(gen, i)
-        try:
-            _expect_matches_loop(check, fn, tensor, indices, what="scripted_batch_gather")
-        except CheckFailure as failure:
-            if "NotImplementedError" in failure.detail:   # TorchScript wraps it in torch.jit.Error
-                raise CheckFailure(check, "scripted_batch_gather is not implemented yet (it raised "
-                                          "NotImplementedError).",
-                                   hint="Write the loop in batch_gather_loop, then run its cell again.") from None
-            raise
+        sizes, dtype, b, device = per_sample.draw_case(gen, i)
+        params, decoy, x, y = per_sample.draw(gen, sizes, dtype, b, device)
+        per_sample.expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
+
+
+@graded(1, hidden=[{}], source=[uses("per_sample_grads", *per_sample.VMAP_NAMES), no_loop("per_sample_grads")],
+        worker_facts="op counts at batch 4 and 64")
+def check_per_sample_grads_vmapped(per_sample_grads, *, seed=0):
+    """Written with ``torch.func.vmap`` and without a Python loop over the samples (read from the source), right on
+    a batch of 16 (the hidden variant's drawn at grading time: no table of the visible answer passes it); the
+    numbers of torch calls and of ATen kernels are the same for 4 samples and 64."""
+    __tracebackhide__ = True
+    check = current_check()
+    gen = torch.Generator().manual_seed(21_000 + seed)
+    params, decoy, x, y = per_sample.draw(gen, [4, 6, 3], torch.float32, 16)
+    per_sample.expect_per_sample_grads(check, per_sample_grads, [4, 6, 3], params, decoy, x, y)
+    expect_constant_work(check, per_sample_grads, per_sample.count_args(per_sample_grads), COUNT_BATCHES,
+                         what="per_sample_grads", hint=per_sample.HINT)
 
 
 # ------------------------------------------------------------ masked_batch_mean: the compiler today

@@ -2,10 +2,10 @@
 
 Each ``*_facts`` function runs where the student's objects live (``autograder.trusted.remote.beside``: in the
 student's worker when they are remote, here otherwise) and returns plain data. A hostile student can rewrite
-that process and forge these facts: whether ``scripted_batch_gather`` is TorchScript and the number of host
-synchronisations on CUDA. (An input changed in place shows in the grader: the worker reports it and the grader's
-own tensor is changed the same way, so ``call_student`` names it.) The check judges them here, next to the
-values it computes from the results.
+that process and forge these facts: the number of host synchronisations on CUDA. (An input changed in place
+shows in the grader: the worker reports it and the grader's own tensor is changed the same way, so
+``call_student`` names it.) The check judges them here, next to the values it computes from the results.
+The model that ``per_sample_grads`` receives is built there too (:func:`model_for`), from values the grader draws.
 """
 
 
@@ -18,11 +18,25 @@ from ...trusted.handle import handle
 from ...trusted.remote import RemoteError
 
 
+def mlp(sizes):
+    """``nn.Sequential(Linear(sizes[0], sizes[1]), Tanh(), Linear(sizes[1], sizes[2]), ...)``."""
+    layers = []
+    for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        if k:
+            layers.append(torch.nn.Tanh())
+        layers.append(torch.nn.Linear(n_in, n_out))
+    return torch.nn.Sequential(*layers)
+
+
 @probe
-def torchscript_facts(fn):
-    """``{"scripted": whether fn is a TorchScript function or module, "type": its type's name}``."""
-    return {"scripted": isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)),
-            "type": type(fn).__name__}
+def model_for(fn, sizes, decoy):
+    """The MLP of ``sizes`` holding the values ``decoy`` (their dtype and device), built where ``fn`` lives, for
+    ``per_sample_grads(model, ...)``: from a worker, a handle to it comes back. Its values are the grader's, and
+    the per-sample gradients are judged against the grader's own loop: a model changed there gives other data."""
+    first = next(iter(decoy.values()))
+    model = mlp(list(sizes)).to(first.device, first.dtype)
+    model.load_state_dict(decoy)
+    return model
 
 
 @probe

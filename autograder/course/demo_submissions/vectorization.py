@@ -1,6 +1,6 @@
 """The demo's plausible buggy student for `vectorization`: the tutorial's flat-offset batch_gather with its
-device fixed but no bounds check (an index N silently reads the next row); the scripted loop is right; the
-masked mean divides by ``lengths`` unguarded, so a row of length 0 gives NaN (0 / 0).
+device fixed but no bounds check (an index N silently reads the next row); the per-sample gradients are right;
+the masked mean divides by ``lengths`` unguarded, so a row of length 0 gives NaN (0 / 0).
 
 ``CELLS`` maps a solution cell's grade_id to what this student typed there; other
 solution cells hold the reference answer.

@@ -1,0 +1,137 @@
+"""Inputs, the model and the judging of ``per_sample_grads(model, params, x, y)``: per-sample gradients with
+``torch.func``.
+
+The model is a small MLP (``Linear, Tanh, Linear, ...``) whose sizes the check draws. It must live where the
+student's function runs, so ``worker_facts.model_for`` builds it there (``beside``: in the student's worker under
+trusted grading, here otherwise) and only a handle comes back. Its own parameters hold *other* values than ``params``
+(a decoy drawn by the grader): the exercise differentiates ``params``, through ``functional_call``, and an answer
+that differentiates the model's own parameters gets other numbers. What comes back is judged here against the
+grader's own loop over the samples in float64 (``autograder/oracles/vectorization.py``, reached through
+``expected_outputs.oracle``), from the values the grader drew: data, whatever the worker says about itself.
+"""
+
+import torch
+
+from ...compare import expect_close, expect_meta
+from ...errors import CheckFailure
+from ...expected_outputs import oracle
+from ...student import call_student
+from ...trusted.handle import handle
+from .worker_facts import model_for
+
+VMAP_NAMES = ("torch.func.vmap", "torch.vmap", "functorch.vmap")   # the spellings of vmap the source rule accepts
+# (sizes, dtype, B) every seed sees first: one Linear and one sample, two and three Linears, float32 and float64.
+FIXED_CASES = [([3, 4], torch.float64, 1), ([4, 6, 3], torch.float32, 5), ([2, 5, 7, 3], torch.float64, 4),
+               ([5, 3, 2], torch.float32, 9)]
+# Tolerance against the float64 loop: (rtol, atol), elementwise |got - expected| <= atol + rtol * |expected|.
+# Calibrated on 2026-11-24, torch 2.13.0 (2-core x86_64 CPU), 2000 cases of draw_case: the reference's and the
+# second solution's largest error was 0.064 of it in float32 and 0.00088 in float64 (gradients up to 13.4); the
+# gradients with the decoy's values (an answer that differentiates the model's own parameters) were at least 198
+# times it away.
+TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-10, 1e-12)}
+HINT = ("Write the loss of ONE sample as a function of the parameters, `loss(params, xi, yi) = "
+        "F.cross_entropy(functional_call(model, params, (xi[None],)), yi[None])`, take its gradient with "
+        "`torch.func.grad(loss)` (with respect to its first argument, params), and map it over the samples with "
+        "`torch.func.vmap(..., in_dims=(None, 0, 0))`: params shared, x and y split along dim 0. Differentiate "
+        "`params`, not the model's own parameters (they hold other values here).")
+
+
+def devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def draw_case(gen, i):
+    """``(sizes, dtype, B, device)`` of case ``i``: the fixed cases first, then 1 to 3 Linears of 2 to 7 features,
+    1 to 9 samples, float32 and float64 alternately."""
+    device = devices()[i % len(devices())]
+    if i < len(FIXED_CASES):
+        sizes, dtype, b = FIXED_CASES[i]
+        return list(sizes), dtype, b, device
+    depth = int(torch.randint(1, 4, (1,), generator=gen))
+    sizes = [int(s) for s in torch.randint(2, 8, (depth + 1,), generator=gen)]
+    b = int(torch.randint(1, 10, (1,), generator=gen))
+    return sizes, (torch.float32, torch.float64)[i % 2], b, device
+
+
+def draw(gen, sizes, dtype, b, device="cpu"):
+    """``(params, decoy, x, y)``: the parameters to differentiate, other values for the model's own, a batch."""
+    names = [(f"{2 * k}.weight", (n_out, n_in)) for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:]))]
+    shapes = {}
+    for (weight, shape) in names:
+        shapes[weight] = shape
+        shapes[weight.replace("weight", "bias")] = shape[:1]
+
+    def values():
+        return {name: (torch.randn(shape, generator=gen, dtype=torch.float64) * 0.8).to(device, dtype)
+                for name, shape in shapes.items()}
+
+    params, decoy = values(), values()
+    x = torch.randn(b, sizes[0], generator=gen, dtype=torch.float64).to(device, dtype)
+    y = torch.randint(0, sizes[-1], (b,), generator=gen).to(device)
+    return params, decoy, x, y
+
+
+def call(check, per_sample_grads, sizes, params, decoy, x, y):
+    """``per_sample_grads(model, params, x, y)`` with the model built where the student's code runs."""
+    __tracebackhide__ = True
+    model = handle(per_sample_grads).beside(model_for, tuple(sizes), decoy)
+    return call_student(check, per_sample_grads, model, params, x, y, what="per_sample_grads")
+
+
+def expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y):
+    """The result is ``{name: [B, *shape]}`` for every name of ``params``, in their dtype and on their device,
+    equal to the grader's float64 loop over the samples."""
+    __tracebackhide__ = True
+    out = call(check, per_sample_grads, sizes, params, decoy, x, y)
+    inputs = {"model": _model_text(sizes), "x": x, "y": y}
+    if not isinstance(out, dict) or set(out) != set(params):
+        got = sorted(out) if isinstance(out, dict) else type(out).__name__
+        raise CheckFailure(check, f"per_sample_grads(model, params, x, y) for {_model_text(sizes)} returned {got}; "
+                                  f"expected a dict with the keys of params, {sorted(params)}.",
+                           hint="Return what `torch.func.vmap(torch.func.grad(loss), ...)(params, x, y)` returns: a "
+                                "dict like params, each value with one more dimension in front (the samples).")
+    expected = oracle("vectorization.per_sample_grads", list(sizes), params, x, y)
+    b = x.shape[0]
+    for name, value in params.items():
+        got = out[name]
+        what = f"per_sample_grads(...)[{name!r}]"
+        shape = (b, *value.shape)
+        if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(value.shape):
+            raise CheckFailure(check, f"{what} has shape {list(got.shape)}, the shape of the parameter itself; "
+                                      f"expected {list(shape)}: one gradient per sample, for x of shape "
+                                      f"{list(x.shape)}. This is the gradient of the whole batch's loss.",
+                               hint=HINT)
+        expect_meta(check, got, what=what, shape=shape, dtype=value.dtype, device=value.device.type, inputs=inputs,
+                    hint=HINT)
+        rtol, atol = TOLERANCE[value.dtype]
+        expect_close(check, got, expected[name], what=what, inputs=inputs, rtol=rtol, atol=atol,
+                     hint=_hint_for(got, expected[name], b))
+
+
+def _hint_for(got, expected, b):
+    """A hint for wrong values: all zeros say that grad never saw params; the batch size's factor says that the
+    sample's loss was divided by B."""
+    got64 = got.detach().to("cpu", torch.float64)
+    if not got64.any() and expected.any():
+        return ("Your gradients are all 0: the loss you differentiate does not depend on the params `grad` hands "
+                "it. Run the model with them, `functional_call(model, params, ...)` (not `model(...)`, which uses "
+                "the model's own parameters), and do not detach them inside that function. " + HINT)
+    if b > 1 and torch.allclose(got64 * b, expected, rtol=1e-3, atol=1e-6):
+        return ("Your gradients are the right ones divided by the batch size B: each sample's loss is its own, "
+                "not a share of the batch's mean. " + HINT)
+    return HINT
+
+
+def _model_text(sizes):
+    parts = [f"Linear({a}, {b})" for a, b in zip(sizes[:-1], sizes[1:])]
+    return "Sequential(" + ", Tanh(), ".join(parts) + ")"
+
+
+def count_args(per_sample_grads):
+    """``make_args(B)`` for the op counts: ``(model, params, x, y)`` for a [4, 6, 3] MLP and B samples."""
+    def make(b):
+        gen = torch.Generator().manual_seed(b)
+        params, decoy, x, y = draw(gen, [4, 6, 3], torch.float32, b)
+        return handle(per_sample_grads).beside(model_for, (4, 6, 3), decoy), params, x, y
+    return make
+
