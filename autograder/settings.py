@@ -59,8 +59,9 @@ class SpeedSettings:
             "check_batch_gather_speed, reference batch_gather vs the row loop on [4096, 16, 4] with indices [4096], "
             "benchmarks/speed.py, 2 x 20 runs, 1 timing thread, 2-core x86_64 shared with other jobs (load 3-5), "
             "torch 2.13.0, 2026-11-22: cpu reference min 57.2x (median 143.0x; quieter run: min 122.2x, median "
-            "154.7x), naive max 1.6x (TorchScript loop; Python loop 1.3x). cuda: not measured yet (no GPU lent); "
-            "20x is a conservative guess, see docs/speed.md.")),
+            "154.7x), naive max 1.6x (a TorchScript loop, no longer measured; Python loop 1.3x); since then the "
+            "trusted grader's runs, 2026-11-24 (docs/speed.md: unbind loop at most 2.25x, Python loop 1.54x). "
+            "cuda: not measured yet (no GPU lent); 20x is a conservative guess, see docs/speed.md.")),
         "amp": SpeedThreshold(cpu=None, cuda=2.0, calibration=(
             "check_speed, train_amp (float16 autocast + GradScaler) vs the grader's float32 loop (TF32 off) on the "
             "AMP recipe's model: 3 x Linear(4096, 4096), batch 512, MSE, SGD, 8 batches per timed call; "
