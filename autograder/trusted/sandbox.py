@@ -20,8 +20,8 @@ Where no sandbox can be made, ``probe()`` raises :class:`SandboxUnavailable` say
 ``sandboxed=False`` (``--no-sandbox``, for a trusted machine) keeps the empty environment, the
 limits and the ending of every process, without namespaces. docs/sandbox.md has the details.
 
-``fallback_command`` / ``start_fallback``: where no namespace can be made at all (Docker's default seccomp profile, as in
-Gradescope's container) and the grader is root, the worker runs as a dedicated unprivileged user instead, under a
+``fallback_command`` / ``start_fallback``: where no namespace can be made at all (Docker's default seccomp profile, as
+in Gradescope's container) and the grader is root, the worker runs as a dedicated unprivileged user instead, under a
 supervisor that stays root (so the worker cannot kill it and orphans stay in the family), with the same empty
 environment and limits; the caller may put a command before the drop (a seccomp filter: no network socket). What it
 cannot stop is in docs/security.md ("The fallback sandbox").

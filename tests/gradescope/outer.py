@@ -31,31 +31,35 @@ def copy_etc(dest):
 
 
 class DockerLike:
-    def __init__(self, base, autograder=None):
+    """``own_tmp=False``: the host's /tmp (the adversarial run's course lives in pytest's temporary directory)."""
+
+    def __init__(self, base, autograder=None, own_tmp=True):
         self.base = Path(base)
         self.etc = copy_etc(self.base / "etc")
-        self.tmp = self.base / "tmp"
-        self.tmp.mkdir()
-        os.chmod(self.tmp, 0o1777)
+        self.tmp = self.base / "tmp" if own_tmp else None
+        if own_tmp:
+            self.tmp.mkdir()
+            os.chmod(self.tmp, 0o1777)
         self.autograder = autograder
         self.program = self.base / "deny-namespaces.bpf"
         self.program.write_bytes(seccomp.program_bytes("deny-namespaces"))
 
-    def argv(self, command, fd):
-        binds = ["--bind", str(self.etc), "/etc", "--bind", str(self.tmp), "/tmp"]
+    def argv(self, command, fd, env=()):
+        binds = ["--bind", str(self.etc), "/etc"] + (["--bind", str(self.tmp), "/tmp"] if self.tmp else [])
         if self.autograder is not None:
             binds += ["--bind", str(self.autograder), "/autograder"]
         if os.path.isdir("/root/.pyenv"):
             binds += ["--perms", "0755", "--tmpfs", "/root", "--ro-bind", "/root/.pyenv", "/root/.pyenv"]
         return ["bwrap", "--dev-bind", "/", "/", *binds, "--die-with-parent", "--seccomp", str(fd), "--",
-                "/usr/bin/env", "-i", f"PATH={PATH}", "HOME=/root", "LANG=C.UTF-8", *command]
+                "/usr/bin/env", "-i", f"PATH={PATH}", "HOME=/root", "LANG=C.UTF-8", *env, *command]
 
-    def run(self, command, timeout, sample_memory=False):
-        """``(CompletedProcess, seconds, peak MB)``: ``command`` in the container; the peak is the largest sum of
-        resident memory over every process below it (what a container's memory limit counts), sampled every 0.1 s."""
+    def run(self, command, timeout, sample_memory=False, env=(), cwd=None):
+        """``(CompletedProcess, seconds, peak MB)``: ``command`` in the container; the peak is the largest sum of the
+        proportional set sizes of every process below it (about what a container's memory limit counts, page cache
+        aside), sampled every 0.1 s."""
         with open(self.program, "rb") as program:
             started = time.perf_counter()
-            proc = subprocess.Popen(self.argv(command, program.fileno()), pass_fds=(program.fileno(),),
+            proc = subprocess.Popen(self.argv(command, program.fileno(), env), pass_fds=(program.fileno(),), cwd=cwd,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)
             peak = [0.0]
@@ -92,15 +96,20 @@ def descendants(root):
     return found
 
 
-def rss_mb(pid):
+def pss_mb(pid):
+    """The process's proportional set size: its private memory plus its share of pages it shares with others (torch's
+    libraries, loaded by the grader and each worker, count once over all of them, as a container's cgroup counts)."""
     try:
-        with open(f"/proc/{pid}/statm") as handle:
-            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
     except (OSError, IndexError, ValueError):
-        return 0.0
+        pass
+    return 0.0
 
 
 def _sample(proc, peak):
     while proc.poll() is None:
-        peak[0] = max(peak[0], sum(rss_mb(pid) for pid in descendants(proc.pid)))
+        peak[0] = max(peak[0], sum(pss_mb(pid) for pid in descendants(proc.pid)))
         time.sleep(0.1)
