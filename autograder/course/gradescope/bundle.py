@@ -89,8 +89,11 @@ def instructor_settings():
     return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
 
 
-def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback="immediate", settings_values=None):
-    """Write ``out`` (the zip) for ``assignment`` of ``course``; ``wheels``: :func:`collect_wheels`'s dict."""
+def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback="immediate", settings_values=None,
+                 with_wheels=True):
+    """Write ``out`` (the zip) for ``assignment`` of ``course``; ``wheels``: :func:`collect_wheels`'s dict.
+    ``with_wheels=False`` leaves ``wheels/`` out (and nothing else): the test builds the full zip once and the other
+    assignments' without their 450 MB of identical wheels."""
     course = Path(course)
     release = course / "release" / assignment / f"{assignment}.ipynb"
     if not release.exists():
@@ -112,7 +115,7 @@ def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback
         _add(bundle, "source_map.json", json.dumps(source_map(course, assignment), indent=1))
         _add(bundle, f"{assignment}.ipynb", release.read_text(encoding="utf-8"))
         _add(bundle, "requirements.txt", "\n".join(requirements(wheels)) + "\n")
-        for name, path in sorted(wheels.items()):
+        for name, path in sorted(wheels.items()) if with_wheels else ():
             bundle.write(path, f"wheels/{name}", compress_type=zipfile.ZIP_STORED)   # wheels are zips already
     partial.replace(out)
     return out
