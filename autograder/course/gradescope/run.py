@@ -66,8 +66,10 @@ def read_json(path, default):
 
 def find_notebook(layout, assignment):
     """``(path, None)`` of the notebook to grade, or ``(None, why)``: ``<assignment>.ipynb`` anywhere in the
-    submission, else the only ``.ipynb`` there."""
-    found = sorted(p for p in layout.submission.rglob("*.ipynb") if p.is_file() and ".ipynb_checkpoints" not in p.parts)
+    submission, else the only ``.ipynb`` there. A symbolic link is never taken: root reads the notebook, and a link
+    could point at the grader's files."""
+    found = sorted(p for p in layout.submission.rglob("*.ipynb")
+                   if p.is_file() and not p.is_symlink() and ".ipynb_checkpoints" not in p.parts)
     named = [p for p in found if p.name == f"{assignment}.ipynb"]
     if len(named) == 1:
         return named[0], None
