@@ -104,6 +104,18 @@ def main(argv=None):
                                    "the answers (what students install)")
     p.add_argument("-o", "--out", metavar="DIR", help="where to write it (default: kit/ in the course directory)")
 
+    p = sub.add_parser("gradescope", help="write Gradescope's autograder.zip for one assignment: setup.sh, "
+                                          "run_autograder and pinned wheels (docs/gradescope.md)")
+    p.add_argument("assignment", help="the assignment, e.g. stability")
+    p.add_argument("-o", "--out", metavar="ZIP", help="where to write it (default: autograder-<assignment>.zip)")
+    p.add_argument("--gpu-items", choices=("waive", "fail"), default="waive",
+                   help="GPU-only items, since Gradescope has no GPU: waive (out of the total) or fail (0); "
+                        "default: waive")
+    p.add_argument("--feedback", choices=("immediate", "after_due_date"), default="immediate",
+                   help="when students see each item's result (default: immediate)")
+    p.add_argument("--wheels", metavar="DIR", help="the wheel cache to fill and reuse (default: "
+                                                   "~/.cache/epl-gradescope-wheels)")
+
     p = sub.add_parser("settings", help="print every setting in force (JSON), and each topic's declared items, "
                                         "tolerances and limits")
     p.add_argument("topics", nargs="*", help="only these topics' declarations (default: all)")
@@ -224,6 +236,10 @@ def _run(parser, args):
     if args.command == "review":
         from .review import run as review
         return review(args.course, accept=args.accept, reject=args.reject, note=args.note, everything=args.all)
+    if args.command == "gradescope":
+        from .gradescope.bundle import main as gradescope
+        return gradescope(args.course, args.assignment, out=args.out, gpu_items=args.gpu_items,
+                          feedback=args.feedback, wheels=args.wheels)
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))

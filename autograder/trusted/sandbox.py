@@ -19,6 +19,12 @@ Who runs the grader decides the path (both measured on Debian 12, kernel 6.18, b
 Where no sandbox can be made, ``probe()`` raises :class:`SandboxUnavailable` saying what to do.
 ``sandboxed=False`` (``--no-sandbox``, for a trusted machine) keeps the empty environment, the
 limits and the ending of every process, without namespaces. docs/sandbox.md has the details.
+
+``fallback_command`` / ``start_fallback``: where no namespace can be made at all (Docker's default seccomp profile, as
+in Gradescope's container) and the grader is root, the worker runs as a dedicated unprivileged user instead, under a
+supervisor that stays root (so the worker cannot kill it and orphans stay in the family), with the same empty
+environment and limits; the caller may put a command before the drop (a seccomp filter: no network socket). What it
+cannot stop is in docs/security.md ("The fallback sandbox").
 """
 
 import functools
@@ -218,6 +224,53 @@ def stop(proc, grace_s=0.0):
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         close_quietly(stream)
     cgroups.remove(getattr(proc, "cgroup", None))
+
+
+# ---------------------------------------------------------------- the fallback: an unprivileged user, no namespaces
+
+def fallback_command(argv, *, scratch, uid, gid, limits=Limits(), env=None, before_drop=()):
+    """The argv that runs ``argv`` as ``uid``/``gid`` without namespaces, from a grader that is root.
+
+    ``env -i`` (the environment is exactly ``env``, default :func:`default_env`), then the supervisor
+    (``processes.py --supervise``, a child subreaper that stays root: the worker cannot signal it, and every process
+    the worker orphans stays its child and ends with it), then ``before_drop`` (run as root; it must exec the rest:
+    a seccomp filter installed there stays through ``execve``), then ``setpriv`` to ``uid`` with no capability and no
+    supplementary group, then ``prlimit`` (set by the user itself, soft = hard). ``scratch`` is given to ``uid``.
+    RLIMIT_NPROC counts every process of ``uid`` on the machine (no user namespace): the user must be the worker's
+    alone."""
+    if os.geteuid() != 0:
+        raise SandboxUnavailable("the fallback sandbox drops from root to its own user: run the grader as root")
+    if uid == 0 or gid == 0:
+        raise ValueError("the fallback sandbox's user must not be root")
+    scratch = os.path.realpath(scratch)
+    if not os.path.isdir(scratch):
+        raise FileNotFoundError(f"the sandbox's scratch directory {scratch} does not exist")
+    env = default_env(scratch) if env is None else dict(env)
+    tools = {name: shutil.which(name) for name in ("env", "prlimit", "setpriv")}
+    missing = [name for name, path in tools.items() if not path]
+    if missing:
+        raise SandboxUnavailable(f"{', '.join(missing)} not found on PATH: install util-linux and coreutils.")
+    os.chown(scratch, uid, gid)
+    os.chmod(scratch, 0o700)
+    empty_env = [tools["env"], "-i", "-C", scratch, "--", *(f"{name}={value}" for name, value in env.items())]
+    supervisor = [sys.executable, "-I", "-S", processes.__file__, "--supervise"]
+    drop = [tools["setpriv"], f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--"]
+    limited = [tools["prlimit"], *limits.prlimit_options(), "--", *argv]
+    return [*empty_env, *supervisor, *before_drop, *drop, *limited]
+
+
+def start_fallback(argv, *, scratch, uid, gid, limits=Limits(), env=None, before_drop=(), stderr=None):
+    """Start ``argv`` under :func:`fallback_command`; stdin and stdout are unbuffered binary pipes. :func:`stop` ends
+    it: the supervisor and everything below it (orphans included) are one family."""
+    full = fallback_command(argv, scratch=scratch, uid=uid, gid=gid, limits=limits, env=env, before_drop=before_drop)
+    proc = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env={},
+                            stderr=subprocess.DEVNULL if stderr is None else stderr, cwd=scratch,
+                            start_new_session=True, close_fds=True)
+    proc.cgroup = None
+    proc.memory_bound = ("rlimits only (the fallback sandbox: no cgroup, no user namespace): "
+                         f"RLIMIT_AS {limits.memory_bytes} bytes per process, RLIMIT_NPROC {limits.processes}")
+    return proc
 
 
 # ---------------------------------------------------------------- the view of the file system

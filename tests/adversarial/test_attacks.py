@@ -26,6 +26,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -39,7 +40,7 @@ from autograder.course.export import export_csv, export_gradescope
 from autograder.course.grade import grade_all
 from autograder.course.grading import read_grades
 from autograder.settings import override
-from tests.adversarial.attacks import (ATTACKS, HANG_FOREVER, MARKER, PORT, GradingRun, build_notebook,
+from tests.adversarial.attacks import (ATTACKS, BY_NAME, HANG_FOREVER, MARKER, PORT, GradingRun, build_notebook,
                                        changed_files, full_grades, gradebook_grades, honest_submission, processes,
                                        protected_files, submit, write_submission)
 from tests.proving import ROOT
@@ -327,3 +328,106 @@ def test_hanging_resubmission_leaves_no_stale_full_score_in_the_gradebook(resubm
     """nbgrader's own gradebook (what its formgrader and `nbgrader export` show) does not keep the first score."""
     book = resubmission["gradebook"]
     assert sum(s for s, _ in book.values()) == 0, f"nbgrader's gradebook: {_grades_text(book)}"
+
+
+# ---------------------------------------------------------------- the same attacks against the fallback sandbox
+
+# The attacks that test the sandbox itself (files, processes, network, environment, the kit), graded again with the
+# fallback sandbox of a Gradescope bundle (an unprivileged user, no namespaces: course/gradescope/fallback.py) inside
+# a container that shows this machine's Python to that user (tests/gradescope/outer.py). docs/security.md, "The fallback
+# sandbox", lists what it cannot stop; none of these attacks needs it (each is stopped, and tested so).
+FALLBACK_ATTACKS = ["network", "sleepers", "daemon", "kill_grader", "read_seed", "steal_solutions_file",
+                    "checks_file_append"]
+FALLBACK_TOPICS = ["stability"]
+FALLBACK_UID_RANGE = range(61000, 62000)   # a uid with no user and no process on this machine: nothing to change
+
+
+def free_uid():
+    """A uid no user has and no process runs as (the fallback's user; the host's /etc/passwd stays as it is)."""
+    import pwd
+
+    from autograder.course.gradescope.fallback import user_processes
+    for uid in FALLBACK_UID_RANGE:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            if not user_processes(uid):
+                return uid
+    pytest.skip("no free uid in 61000-61999 for the fallback's user")
+
+
+@pytest.fixture(scope="module")
+def fallback_run(tmp_path_factory):
+    """``FALLBACK_ATTACKS`` between two honest students, graded in a subprocess with the fallback forced
+    (``use_fallback(..., forced=True)``), in a ``DockerLike`` container only so that the fallback's user can run this
+    machine's Python (under /root, mode 0700 here); the aftermath is looked at from here, as for the main run."""
+    from autograder.course.gradescope.fallback import end_user_processes
+    from tests.gradescope.outer import DockerLike
+
+    base = tmp_path_factory.mktemp("adversarial-fallback")
+    course = course_with_assignments(base / "course", FALLBACK_TOPICS)
+    marker = f"advfb{os.getpid()}x{secrets.token_hex(4)}"
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.setblocking(False)
+    tokens = {MARKER: marker, PORT: listener.getsockname()[1]}
+    attacks = [BY_NAME[name] for name in FALLBACK_ATTACKS]
+    students = [HONEST[0], *(attack.name for attack in attacks), HONEST[1]]
+    for student in HONEST:
+        submit_honest(course, student, FALLBACK_TOPICS)
+    for attack in attacks:
+        submit(course, attack, tokens)
+    uid = free_uid()
+    out = base / "fallback.json"
+    try:
+        with graded_with_a_copy_of_the_kit(base / "kit") as kit:
+            run = GradingRun(course=course, kit=kit, topics=FALLBACK_TOPICS, students=students, marker=marker,
+                             fingerprints=protected_files(course, kit))
+            container = DockerLike(base / "container", own_tmp=False, deny_namespaces=False)
+            done, run.seconds, _ = container.run(
+                [sys.executable, "-m", "tests.gradescope.adversarial_fallback", str(course), str(out), str(uid),
+                 str(SEED), ",".join(FALLBACK_TOPICS), ",".join(students)],
+                timeout=900, env=[f"PYTHONPATH={kit}{os.pathsep}{ROOT}"], cwd=ROOT)
+            assert done.returncode == 0 and out.exists(), done.stdout[-3000:]
+            found = json.loads(out.read_text(encoding="utf-8"))
+            run.records, run.crashes = found["records"], found["crashes"]
+            run.report = _read_report(course) or {}
+            time.sleep(SETTLE_S)
+            run.survivors = processes(marker=marker, under=course)
+            run.connections = _drain(listener)
+            run.uid_survivors = end_user_processes(uid)
+        print(f"\nthe fallback run: {len(students)} submissions in {run.seconds:.0f} s")
+        yield run
+    finally:
+        listener.close()
+        kill_leftovers(marker, course)
+
+
+@pytest.mark.parametrize("attack", [BY_NAME[name] for name in FALLBACK_ATTACKS], ids=lambda a: a.name)
+def test_attack_against_the_fallback_sandbox(fallback_run, attack):
+    """What the main run asks of each attack, asked again with the fallback sandbox doing the sandbox's work."""
+    test_attack_gets_what_its_answers_deserve_and_harms_nobody(fallback_run, attack)
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_students_keep_full_marks_under_the_fallback(fallback_run, student):
+    full = expected_grades("stability", {item.id: True for item in items_of("stability")})
+    record = fallback_run.record(student, "stability")
+    assert record is not None and record["grades"] == full and not record["problems"], record
+
+
+def test_nothing_of_the_fallback_user_outlives_grading(fallback_run):
+    assert not fallback_run.crashes, fallback_run.crashes
+    assert fallback_run.uid_survivors == 0, f"{fallback_run.uid_survivors} processes of the fallback's user survived"
+
+
+def test_the_fallback_graded_every_submission(fallback_run):
+    """Each verdict record says which bound held the worker's memory: the fallback's words, for every item (so the
+    fallback, not bwrap, ran every one of these notebooks)."""
+    bounds = set()
+    for student in fallback_run.students:
+        path = fallback_run.course / "grading-records" / student / "stability.json"
+        record = json.loads(path.read_text(encoding="utf-8"))["history"][-1]
+        bounds |= {item.get("evidence", {}).get("sandbox_memory", "") for item in record["items"]}
+    assert bounds and all("the fallback sandbox" in bound for bound in bounds), bounds

@@ -1,0 +1,152 @@
+"""``python -m autograder gradescope <assignment>``: Gradescope's ``autograder.zip`` for one assignment.
+
+The zip holds ``setup.sh`` and ``run_autograder`` (Gradescope runs them as root: once when the autograder is built, once
+per submission), ``README.md`` (what to set in Gradescope, measured), ``gradescope.json`` (the assignment, the GPU
+policy, the feedback policy and the instructor's settings), ``source_map.json`` (the instructor's graded cells, as
+``jobs.source_map``: no solution), the release notebook students start from, ``requirements.txt`` and ``wheels/``:
+this package built as a wheel (the grader, with the oracles: it never reaches the student's code) and every wheel it
+and torch 2.13.0 CPU need, pinned, so that setup installs with ``pip install --no-index`` and does not depend on the
+day's package versions (otter-grader's ``otter generate`` is the model: requirements and tests in the zip; here the
+packages themselves too). ``collect_wheels`` fills a cache directory once; every bundle reuses it.
+"""
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+from ... import __version__
+from ...checks import items_of
+from ...engine.jobs import source_map
+from . import templates
+from .results import FEEDBACK, GPU_POLICIES
+
+TORCH = "torch==2.13.0"            # the CPU build, from pip's find-links (Gradescope has no GPU)
+PYTHON_VERSION = "3.11"            # the wheels are chosen for any Python 3.11 (Ubuntu 22.04's deadsnakes, Debian 12)
+DISTRIBUTION = "effective_pytorch_lab"
+EXECUTABLE = ("setup.sh", "run_autograder")
+
+
+class BundleError(RuntimeError):
+    """The bundle cannot be built as asked; the message says why."""
+
+
+def build_wheel(project, cache):
+    """This package as a wheel in ``cache`` (``pip wheel --no-deps``); returns its path."""
+    if not (Path(project) / "pyproject.toml").exists():
+        raise BundleError(f"{project} has no pyproject.toml: build the bundle from the course repository (--course)")
+    for old in Path(cache).glob(f"{DISTRIBUTION}-*.whl"):
+        old.unlink()
+    _pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(cache), str(project))
+    (wheel,) = Path(cache).glob(f"{DISTRIBUTION}-*.whl")
+    return wheel
+
+
+def collect_wheels(project, cache):
+    """Every wheel the grader needs, in ``cache`` (made if missing, reused: pip downloads only what is not there);
+    returns ``{file name: path}``. No network is needed where pip's index and find-links are local."""
+    cache = Path(cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    ours = build_wheel(project, cache)
+    _pip("download", "-d", str(cache), "--only-binary=:all:", "--python-version", PYTHON_VERSION, TORCH, str(ours))
+    return {path.name: path for path in sorted(cache.glob("*.whl"))}
+
+
+def _pip(*args):
+    done = subprocess.run([sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BundleError(f"pip {args[0]} failed: {done.stderr.strip()[-2000:]}")
+
+
+def requirements(wheels):
+    """``name==version`` for every wheel, ours and torch first: what setup.sh installs, exactly."""
+    pins = []
+    for name in wheels:
+        distribution, version = name.split("-")[:2]
+        pins.append(f"{distribution}=={version}")
+    return sorted(pins, key=lambda pin: (not pin.startswith((DISTRIBUTION, "torch=")), pin.lower()))
+
+
+def config(assignment, gpu_items, feedback, settings_values):
+    if gpu_items not in GPU_POLICIES:
+        raise BundleError(f"--gpu-items takes {' or '.join(GPU_POLICIES)}, not {gpu_items!r} (Gradescope has no GPU: "
+                          "an item cannot stay pending there)")
+    if feedback not in FEEDBACK:
+        raise BundleError(f"--feedback takes {' or '.join(FEEDBACK)}, not {feedback!r}")
+    return {"assignment": assignment, "gpu_items": gpu_items, "feedback": feedback, "settings": settings_values,
+            "version": __version__, "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def instructor_settings():
+    """The instructor's settings file (``AUTOGRADER_SETTINGS``), as JSON, or ``{}``: the bundle grades with it."""
+    path = os.environ.get("AUTOGRADER_SETTINGS")
+    return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
+
+
+def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback="immediate", settings_values=None,
+                 with_wheels=True):
+    """Write ``out`` (the zip) for ``assignment`` of ``course``; ``wheels``: :func:`collect_wheels`'s dict.
+    ``with_wheels=False`` leaves ``wheels/`` out (and nothing else): the test builds the full zip once and the other
+    assignments' without their 450 MB of identical wheels."""
+    course = Path(course)
+    release = course / "release" / assignment / f"{assignment}.ipynb"
+    if not release.exists():
+        raise BundleError(f"no release notebook {release}: run `python -m autograder build` first")
+    if not items_of(assignment):
+        raise BundleError(f"{assignment!r} has no graded items")
+    settings_values = instructor_settings() if settings_values is None else settings_values
+    if not any(name.startswith(f"{DISTRIBUTION}-") for name in wheels) or not any(
+            name.startswith("torch-") for name in wheels):
+        raise BundleError("the wheel set lacks this package or torch: collect_wheels first")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(f".{out.name}.partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name, text in (("setup.sh", templates.SETUP_SH), ("run_autograder", templates.RUN_AUTOGRADER),
+                           ("README.md", templates.README)):
+            _add(bundle, name, text.replace("@ASSIGNMENT@", assignment), executable=name in EXECUTABLE)
+        _add(bundle, "gradescope.json", json.dumps(config(assignment, gpu_items, feedback, settings_values), indent=1))
+        _add(bundle, "source_map.json", json.dumps(source_map(course, assignment), indent=1))
+        _add(bundle, f"{assignment}.ipynb", release.read_text(encoding="utf-8"))
+        _add(bundle, "requirements.txt", "\n".join(requirements(wheels)) + "\n")
+        for name, path in sorted(wheels.items()) if with_wheels else ():
+            bundle.write(path, f"wheels/{name}", compress_type=zipfile.ZIP_STORED)   # wheels are zips already
+    partial.replace(out)
+    return out
+
+
+def _add(bundle, name, text, executable=False):
+    info = zipfile.ZipInfo(name, date_time=time.gmtime()[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+    bundle.writestr(info, text)
+
+
+def wheel_names(zip_path):
+    """The wheels inside a bundle (the test compares bundles without unpacking 450 MB each)."""
+    with zipfile.ZipFile(zip_path) as bundle:
+        return sorted(re.sub(r"^wheels/", "", n) for n in bundle.namelist() if n.startswith("wheels/"))
+
+
+WHEEL_CACHE = Path.home() / ".cache" / "epl-gradescope-wheels"
+
+
+def main(course, assignment, *, out=None, gpu_items="waive", feedback="immediate", wheels=None):
+    """The command: collect the wheels (once; the cache is reused), write the zip, say where and how big."""
+    project = Path(course).resolve()
+    try:
+        found = collect_wheels(project, Path(wheels) if wheels else WHEEL_CACHE)
+        path = build_bundle(project, assignment, Path(out or f"autograder-{assignment}.zip"), wheels=found,
+                            gpu_items=gpu_items, feedback=feedback)
+    except BundleError as error:
+        print(f"Cannot build the Gradescope bundle: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {path} ({path.stat().st_size / 2**20:.0f} MB, {len(found)} wheels): upload it in Gradescope's "
+          "Configure Autograder; docs/gradescope.md says which limits to raise")
+    return 0

@@ -1,0 +1,82 @@
+"""The bundle's scripts and README, as text (``@ASSIGNMENT@`` is replaced): shipped inside the package, so a wheel
+built from it can build a bundle without data files."""
+
+SETUP_SH = r'''#!/usr/bin/env bash
+# Gradescope runs this once, as root, in /autograder/source, when it builds the autograder's image.
+# It installs Python 3.11 if missing, the pinned wheels of this bundle (no index: the day's versions do not matter),
+# the worker's own unprivileged user (the fallback sandbox, where bubblewrap cannot make namespaces) and, where apt
+# can, bubblewrap. Nothing here downloads a Python package.
+set -euo pipefail
+cd "$(dirname "$0")"
+SOURCE="$(pwd)"
+ROOT="$(dirname "$SOURCE")"
+VENV="$ROOT/venv"
+WORKER_USER=epl-student
+
+PYTHON="$(command -v python3.11 || true)"
+if [ -z "$PYTHON" ]; then
+    # Ubuntu 22.04, Gradescope's default image, has Python 3.10: take 3.11 from the deadsnakes PPA.
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends software-properties-common gpg-agent
+    add-apt-repository -y ppa:deadsnakes/ppa
+    apt-get update
+    apt-get install -y --no-install-recommends python3.11 python3.11-venv
+    PYTHON="$(command -v python3.11)"
+fi
+if ! command -v bwrap >/dev/null 2>&1; then
+    # bubblewrap is the first choice where the container allows user namespaces; without it the fallback is used.
+    if command -v apt-get >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bubblewrap \
+            || echo "bubblewrap could not be installed: the fallback sandbox will be used"
+    fi
+fi
+for tool in setpriv prlimit env useradd; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "setup.sh: $tool is missing (util-linux, coreutils, passwd)"; exit 1; }
+done
+
+"$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --no-index --no-compile --disable-pip-version-check -q \
+    --find-links "$SOURCE/wheels" -r "$SOURCE/requirements.txt"
+# Compiled once here, on every core: Gradescope starts each submission from this image, and the worker (which may not
+# write the venv) would otherwise compile torch's modules in memory at every start. A few packages ship files that are
+# not Python 3 (templates, old tests): compileall's complaint about them does not stop setup.
+"$VENV/bin/python" -m compileall -q -j 0 "$VENV/lib" >/dev/null || true
+
+if ! getent passwd "$WORKER_USER" >/dev/null; then
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$WORKER_USER"
+fi
+
+# The grader's files are root's alone: the installed grader (oracles), the bundle (its wheels hold them too).
+SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+chmod 0700 "$SITE/autograder" "$SOURCE"
+chmod 0755 "$ROOT"
+echo "setup.sh: done ($("$VENV/bin/python" --version), worker user $(id -u "$WORKER_USER"))"
+'''
+
+RUN_AUTOGRADER = r'''#!/usr/bin/env bash
+# Gradescope runs this as root for each submission: grade /autograder/submission/@ASSIGNMENT@.ipynb, write
+# /autograder/results/results.json. -I: nothing of the environment or the working directory is imported.
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+exec "$ROOT/venv/bin/python" -I -m autograder.course.gradescope.run --root "$ROOT"
+'''
+
+README = r'''# Autograder for `@ASSIGNMENT@` (Effective PyTorch Lab)
+
+Built by `python -m autograder gradescope @ASSIGNMENT@`. Upload this zip in Gradescope (assignment > Configure
+Autograder > Zip file upload; base image Ubuntu 22.04). Students upload `@ASSIGNMENT@.ipynb`.
+
+* `setup.sh` installs Python 3.11 (deadsnakes on Ubuntu 22.04), the wheels in `wheels/` (torch 2.13.0 CPU, the
+  grader, every dependency, pinned in `requirements.txt`; no index is used) into `/autograder/venv`, and the user
+  `epl-student` that runs students' code where bubblewrap cannot (Gradescope's Docker refuses user namespaces).
+* `run_autograder` grades the notebook the trusted way (the student's code in a sandboxed worker, the checks in the
+  grader), with a hidden seed drawn per submission, and writes `results.json`: a test per graded item.
+
+## What to set in Gradescope
+
+The defaults (768 MB of memory, half a CPU, 10 minutes) are not enough: raise them as docs/gradescope.md says, with
+the peak memory and time measured for each assignment (its table "Measured"). The grader's own time budget for one
+notebook is `settings.grading.submission_timeout_s` (900 s by default): keep Gradescope's timeout above it.
+
+More: docs/gradescope.md in the course repository.
+'''

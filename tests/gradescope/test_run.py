@@ -1,0 +1,69 @@
+"""``run_autograder``'s choice of the notebook, without a container: the file named for the assignment, else the only
+notebook; never a symbolic link (root reads it, and a link could point at the grader's files)."""
+
+import os
+
+import pytest
+
+from autograder.course.gradescope.run import Layout, find_notebook
+
+
+@pytest.mark.quick
+def test_the_notebook_named_for_the_assignment_else_the_only_one(tmp_path):
+    layout = Layout(tmp_path)
+    (layout.submission / "sub").mkdir(parents=True)
+    (layout.submission / "notes.ipynb").write_text("{}")
+    assert find_notebook(layout, "stability") == (layout.submission / "notes.ipynb", None)
+    (layout.submission / "sub" / "stability.ipynb").write_text("{}")
+    assert find_notebook(layout, "stability") == (layout.submission / "sub" / "stability.ipynb", None)
+
+
+@pytest.mark.quick
+def test_a_link_is_never_graded(tmp_path):
+    layout = Layout(tmp_path)
+    layout.submission.mkdir()
+    secret = tmp_path / "source_map.json"
+    secret.write_text("{}")
+    os.symlink(secret, layout.submission / "stability.ipynb")
+    path, why = find_notebook(layout, "stability")
+    assert path is None and "No notebook named stability.ipynb" in why
+
+
+def amp_data(speed_status="failed"):
+    """``grade_job_here``'s data for amp: every item passed but the GPU item (failed without a GPU, as graded with
+    ``gpu_items="fail"``, which run_autograder always uses)."""
+    from autograder.checks import items_of
+
+    return {"items": [{"item": i.id, "score": 0.0 if i.needs else i.points, "max_score": i.points,
+                       "status": speed_status if i.needs else "passed",
+                       "message": "(The instructor requires a GPU for this check.)" if i.needs else ""}
+                      for i in items_of("amp")], "problems": [], "seconds": 3.0}
+
+
+@pytest.mark.quick
+def test_gpu_items_waived_or_failed_as_built():
+    from autograder.checks import items_of
+    from autograder.course.gradescope.results import WAIVED, results_json
+
+    gpu = [i for i in items_of("amp") if i.needs]
+    full = sum(i.points for i in items_of("amp"))
+    assert gpu, "amp has a GPU item"
+    waived = results_json(amp_data(), "amp", feedback="immediate", gpu_policy="waive")
+    failed = results_json(amp_data(), "amp", feedback="immediate", gpu_policy="fail")
+    by_name = {t["name"]: t for t in waived["tests"]}
+    assert all(by_name[i.id]["max_score"] == 0 and by_name[i.id]["output"] == WAIVED for i in gpu)
+    assert waived["score"] == full - sum(i.points for i in gpu) == sum(t["max_score"] for t in waived["tests"])
+    assert failed["score"] == waived["score"] and sum(t["max_score"] for t in failed["tests"]) == full
+    assert all(t["visibility"] == "visible" for t in failed["tests"])
+
+
+@pytest.mark.quick
+def test_a_grader_error_is_said_as_the_graders():
+    from autograder.course.gradescope.results import results_json
+
+    data = amp_data()
+    data["items"][0].update(status="grader error", score=0.0, message="not graded yet: the grader itself failed")
+    result = results_json(data, "amp", feedback="after_due_date", gpu_policy="fail")
+    assert "Grader error on" in result["output"] and "not in your work" in result["output"]
+    assert result["tests"][0]["tags"] == ["grader error: to be regraded"]
+    assert result["extra_data"]["grader_errors"] == [data["items"][0]["item"]]
