@@ -108,7 +108,9 @@ def clean_worker(launcher):
     session = _CLEAN.get(launcher)
     if session is None or session.lost:
         scratch = tempfile.mkdtemp(prefix="epl-clean-")
-        proc, stop = launcher(WORKER, scratch)
+        # a launcher may start it as a user of its own (the fallback sandbox, where no pid namespace keeps a student's
+        # worker from signalling it)
+        proc, stop = getattr(launcher, "clean", launcher)(WORKER, scratch)
         session = _CLEAN[launcher] = remote.Session(proc, stop=stop)
         atexit.register(session.close)
         atexit.register(shutil.rmtree, scratch, True)

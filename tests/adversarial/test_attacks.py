@@ -342,18 +342,22 @@ FALLBACK_TOPICS = ["stability"]
 FALLBACK_UID_RANGE = range(61000, 62000)   # a uid with no user and no process on this machine: nothing to change
 
 
-def free_uid():
-    """A uid no user has and no process runs as (the fallback's user; the host's /etc/passwd stays as it is)."""
+def free_uids(count=2):
+    """Uids no user has and no process runs as (the fallback's users: the student's worker and the clean worker; the
+    host's /etc/passwd stays as it is)."""
     import pwd
 
     from autograder.course.gradescope.fallback import user_processes
+    found = []
     for uid in FALLBACK_UID_RANGE:
         try:
             pwd.getpwuid(uid)
         except KeyError:
             if not user_processes(uid):
-                return uid
-    pytest.skip("no free uid in 61000-61999 for the fallback's user")
+                found.append(uid)
+                if len(found) == count:
+                    return found
+    pytest.skip("no free uids in 61000-61999 for the fallback's users")
 
 
 @pytest.fixture(scope="module")
@@ -378,7 +382,7 @@ def fallback_run(tmp_path_factory):
         submit_honest(course, student, FALLBACK_TOPICS)
     for attack in attacks:
         submit(course, attack, tokens)
-    uid = free_uid()
+    uid, clean_uid = free_uids()
     out = base / "fallback.json"
     try:
         with graded_with_a_copy_of_the_kit(base / "kit") as kit:
@@ -387,7 +391,7 @@ def fallback_run(tmp_path_factory):
             container = DockerLike(base / "container", own_tmp=False, deny_namespaces=False)
             done, run.seconds, _ = container.run(
                 [sys.executable, "-m", "tests.gradescope.adversarial_fallback", str(course), str(out), str(uid),
-                 str(SEED), ",".join(FALLBACK_TOPICS), ",".join(students)],
+                 str(clean_uid), str(SEED), ",".join(FALLBACK_TOPICS), ",".join(students)],
                 timeout=900, env=[f"PYTHONPATH={kit}{os.pathsep}{ROOT}"], cwd=ROOT)
             assert done.returncode == 0 and out.exists(), done.stdout[-3000:]
             found = json.loads(out.read_text(encoding="utf-8"))
@@ -396,7 +400,7 @@ def fallback_run(tmp_path_factory):
             time.sleep(SETTLE_S)
             run.survivors = processes(marker=marker, under=course)
             run.connections = _drain(listener)
-            run.uid_survivors = end_user_processes(uid)
+            run.uid_survivors = end_user_processes(uid) + end_user_processes(clean_uid)
         print(f"\nthe fallback run: {len(students)} submissions in {run.seconds:.0f} s")
         yield run
     finally:

@@ -2,7 +2,7 @@
 submissions with the fallback sandbox forced (a user with no entry in /etc/passwd, uid given), as the main run does,
 and write ``{"records", "crashes", "seconds"}`` as JSON.
 
-``python -m tests.gradescope.adversarial_fallback COURSE OUT UID SEED TOPIC,... STUDENT,...``
+``python -m tests.gradescope.adversarial_fallback COURSE OUT UID CLEAN_UID SEED TOPIC,... STUDENT,...``
 """
 
 import json
@@ -15,9 +15,8 @@ from autograder.settings import override
 from tests.adversarial.test_attacks import LIMITS, grade_once_going_on_after_crashes
 
 
-def main(course, out, uid, seed, topics, students):
-    uid = int(uid)
-    use_fallback(launcher_as(uid, uid, "epl-fallback"), forced=True)
+def main(course, out, uid, clean_uid, seed, topics, students):
+    use_fallback(launcher_as(int(uid), int(uid), "epl-fallback", int(clean_uid)), forced=True)
     started = time.perf_counter()
     with override(LIMITS):
         records, crashes = grade_once_going_on_after_crashes(course, topics.split(","), students.split(","), int(seed))

@@ -19,6 +19,9 @@ from ...trusted import sandbox
 from . import seccomp
 
 USER = "epl-student"                            # made by setup.sh; no process but the workers runs as it
+BASELINE_USER = "epl-baseline"                  # made by setup.sh: the clean worker that times the baselines
+#   Without a pid namespace a process may signal every process of its own uid: were the clean worker the student's
+#   user, a notebook could SIGSTOP it while it times a baseline and earn the speed points on a slowed baseline.
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")   # where the worker can still write outside its scratch
 
 
@@ -42,16 +45,30 @@ def before_drop():
 
 
 def launcher(argv, scratch):
-    """A ``trusted_runner`` launcher: the worker in the fallback sandbox, as :data:`USER`."""
+    """A ``trusted_runner`` launcher: the worker in the fallback sandbox, as :data:`USER`. Its ``clean`` launcher
+    (the worker no student code runs in, which times the baselines) runs as :data:`BASELINE_USER`."""
     uid, gid = account()
     return start(argv, scratch, uid, gid, USER)
 
 
-def launcher_as(uid, gid, name):
-    """The same launcher for another user, which may have no entry in /etc/passwd (the adversarial suite's run on a
-    machine whose users it must not change): ``name`` goes in the worker's LOGNAME and USER, which getpass reads."""
+def _clean_launcher(argv, scratch):
+    uid, gid = account(BASELINE_USER)
+    return start(argv, scratch, uid, gid, BASELINE_USER)
+
+
+launcher.clean = _clean_launcher
+
+
+def launcher_as(uid, gid, name, clean_uid):
+    """The same launchers for other users, which may have no entry in /etc/passwd (the adversarial suite's run on a
+    machine whose users it must not change): ``name`` goes in the worker's LOGNAME and USER, which getpass reads;
+    ``clean_uid`` (its own group too) runs the clean worker."""
     def launch(argv, scratch):
         return start(argv, scratch, uid, gid, name)
+
+    def clean(argv, scratch):
+        return start(argv, scratch, clean_uid, clean_uid, name + "-baseline")
+    launch.clean = clean
     return launch
 
 

@@ -130,11 +130,15 @@ def grade(layout, config):
 
 def clean_up_worker_user():
     """Nothing of the worker's user outlives grading: its processes killed, its files in /tmp and alike removed."""
-    try:
-        uid, _ = fallback.account()
-    except sandbox.SandboxUnavailable:
-        return {}
-    return {"killed": fallback.end_user_processes(uid), "removed": fallback.remove_user_files(uid)}
+    killed = removed = 0
+    for user in (fallback.USER, fallback.BASELINE_USER):
+        try:
+            uid, _ = fallback.account(user)
+        except sandbox.SandboxUnavailable:
+            continue
+        killed += fallback.end_user_processes(uid)
+        removed += fallback.remove_user_files(uid)
+    return {"killed": killed, "removed": removed}
 
 
 def write_results(layout, result):

@@ -12,6 +12,7 @@ SOURCE="$(pwd)"
 ROOT="$(dirname "$SOURCE")"
 VENV="$ROOT/venv"
 WORKER_USER=epl-student
+BASELINE_USER=epl-baseline
 
 PYTHON="$(command -v python3.11 || true)"
 if [ -z "$PYTHON" ]; then
@@ -43,9 +44,13 @@ done
 # not Python 3 (templates, old tests): compileall's complaint about them does not stop setup.
 "$VENV/bin/python" -m compileall -q -j 0 "$VENV/lib" >/dev/null || true
 
-if ! getent passwd "$WORKER_USER" >/dev/null; then
-    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$WORKER_USER"
-fi
+# Two users: the student's worker, and the clean worker that times the baselines (without a pid namespace, a process
+# can signal every process of its own user).
+for user in "$WORKER_USER" "$BASELINE_USER"; do
+    if ! getent passwd "$user" >/dev/null; then
+        useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+    fi
+done
 
 # The grader's files are root's alone: the installed grader (oracles), the bundle (its wheels hold them too).
 SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
