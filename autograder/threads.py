@@ -1,6 +1,7 @@
 """One CPU thread for a block: what the grader's own small computations run on."""
 
 import contextlib
+import functools
 
 import torch
 
@@ -25,3 +26,16 @@ def one_thread():
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def single_threaded(fn):
+    """``fn`` (a check, or a probe run beside the student's code) inside :func:`one_thread`: the small models of the
+    amp and memory checks, whose every op would otherwise wait for OpenMP threads on a busy machine (a [32, 48]
+    Linear took 14 ms under load 6 with two threads, 2026-11-24), and the grader's run and the student's then
+    compute alike."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        __tracebackhide__ = True
+        with one_thread():
+            return fn(*args, **kwargs)
+    return run

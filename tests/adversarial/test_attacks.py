@@ -148,6 +148,15 @@ def grade_once_going_on_after_crashes(course, topics, students, seed):
     return records, crashes
 
 
+def _listener():
+    """A socket on 127.0.0.1 that the network attacks try to reach; what reached it is read by :func:`_drain`."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.setblocking(False)
+    return listener
+
+
 def _drain(listener):
     got = []
     while True:
@@ -171,10 +180,7 @@ def main_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("adversarial")
     course = course_with_assignments(base / "course", TOPICS)
     marker = f"advmark{os.getpid()}x{secrets.token_hex(4)}"
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    listener.setblocking(False)
+    listener = _listener()
     tokens = {MARKER: marker, PORT: listener.getsockname()[1]}
     students = [HONEST[0], *(attack.name for attack in SELECTED), HONEST[1]]
     for student in HONEST:
@@ -371,10 +377,7 @@ def fallback_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("adversarial-fallback")
     course = course_with_assignments(base / "course", FALLBACK_TOPICS)
     marker = f"advfb{os.getpid()}x{secrets.token_hex(4)}"
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    listener.setblocking(False)
+    listener = _listener()
     tokens = {MARKER: marker, PORT: listener.getsockname()[1]}
     attacks = [BY_NAME[name] for name in FALLBACK_ATTACKS]
     students = [HONEST[0], *(attack.name for attack in attacks), HONEST[1]]

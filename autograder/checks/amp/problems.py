@@ -8,26 +8,16 @@ value (65504), while a batch whose targets are 1e7 away overflows at any scale.
 
 import contextlib
 import copy
-import functools
 
 import torch
 
-from ...threads import one_thread
+from ...threads import one_thread, single_threaded  # noqa: F401 - the topic's modules use them as problems.*
 
 SIZES = (16, 32, 32, 8)          # in, hidden, hidden, out
 BATCH = 16
 TARGET_SCALE = 0.2
 OVERFLOW_TARGET = 1e7            # d(MSE)/d(output) ~ 1e6: infinite in float16 even before scaling
 
-
-def single_threaded(fn):
-    """``fn`` run inside :func:`one_thread` (a check, or a run made beside the student's code)."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        __tracebackhide__ = True
-        with one_thread():
-            return fn(*args, **kwargs)
-    return run
 
 
 def small_model(gen, device="cpu", sizes=SIZES):

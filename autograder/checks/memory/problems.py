@@ -8,25 +8,12 @@ oracles. Everything here is drawn from the plan's seed, so both copies hold the 
 Nothing here computes an exercise's answer: it builds models, inputs and profiled steps.
 """
 
-import functools
 import math
 
 import torch
 from torch import nn
 
-from ...threads import one_thread
-
-def single_threaded(fn):
-    """``fn`` (a check, or a probe run beside the student's code) on one CPU thread (``autograder.threads``): these
-    models are tiny, and on a busy machine every small operation of a two-thread run waits for OpenMP threads that
-    wait for a core (a [32, 48] Linear took 14 ms under load 6 here, 2026-11-24); and the grader's profile and the
-    student's then run alike."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        __tracebackhide__ = True
-        with one_thread():
-            return fn(*args, **kwargs)
-    return run
+from ...threads import one_thread, single_threaded  # noqa: F401 - the topic's modules use them as problems.*
 
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
