@@ -191,7 +191,9 @@ class Uses(SourceRule):
         return f"Write `{self.target}` with `{self.names[0]}`, as the exercise asks."
 
     def describe(self):
-        return f"`{self.target}` uses {' or '.join(f'`{n}`' for n in self.names)}"
+        first = list({n.rsplit(".", 1)[-1]: n for n in reversed(self.names)}.values())[::-1]   # one spelling each
+        spellings = " (in any of its spellings)" if len(first) < len(self.names) else ""
+        return f"`{self.target}` uses {' or '.join(f'`{n}`' for n in first)}{spellings}"
 
     def findings(self, answer):
         aliases = answer.aliases()

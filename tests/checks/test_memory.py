@@ -6,15 +6,15 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from autograder.checks import memory
-from autograder.checks.memory.rules import calls_with, uses_any
-from autograder.source_rules import rule_findings
+from autograder.checks.memory.rules import calls_with
+from autograder.source_rules import rule_findings, uses
 from autograder.submitted_source import Submission
 from tests.mutants.memory import MUTANTS
 from tests.proving import failing_among, reference, run_check, with_replacements
 
 TOPIC = "memory"
 CHECKPOINT_RULE = calls_with("checkpointed_forward", "torch.utils.checkpoint.checkpoint", use_reentrant=False)
-NO_GRAD_RULE = uses_any("predict", *memory.NO_GRAD_NAMES)
+NO_GRAD_RULE = uses("predict", *memory.NO_GRAD_NAMES)
 
 
 def _findings(rule, text):

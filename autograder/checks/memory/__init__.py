@@ -21,7 +21,8 @@ from ...spec import current_check, graded
 from ...student import call_student
 from ...trusted.handle import handle
 from . import problems, probes
-from .rules import calls_with, uses_any
+from ...source_rules import uses
+from .rules import calls_with
 
 SAVED_HINT = ("`pack` runs once for every tensor autograd saves for backward: add `t.numel() * t.element_size()` "
               "there (parameters and views count too, each time they are saved; `element_size()` is 4 for float32, "
@@ -231,7 +232,7 @@ STEP_WORDS = {"matmul": "multiplies two [{n}, {n}] matrices", "topk": "takes the
 
 
 @graded(3, hidden=[{"kinds": ("conv", "topk", "matmul")}],
-        source=[uses_any("most_expensive_op", "torch.profiler.profile", "torch.autograd.profiler.profile")])
+        source=[uses("most_expensive_op", "torch.profiler.profile", "torch.autograd.profiler.profile")])
 @problems.single_threaded
 def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
     """``most_expensive_op(step)`` profiles the step (``torch.profiler.profile``, read from the source) and names the
@@ -331,7 +332,7 @@ def check_residual_backward(residual_relu, *, seed=0, cases=6):
             expect_close(check, got, want, what=f"the gradient of {name}", inputs=inputs, hint=INPLACE_HINT)
 
 
-@graded(2, hidden=[{"cases": 6}], source=[uses_any("predict", *NO_GRAD_NAMES)],
+@graded(2, hidden=[{"cases": 6}], source=[uses("predict", *NO_GRAD_NAMES)],
         worker_facts="whether the result requires grad, the bytes autograd kept and the parameters' gradients after "
                      "the call, in the student's process")
 @problems.single_threaded

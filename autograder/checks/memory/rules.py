@@ -44,34 +44,7 @@ class CallsWith(SourceRule):
                         answer.definition.part.where(answer.definition.node))]
 
 
-@dataclass(frozen=True)
-class UsesAny(SourceRule):
-    """``target`` (or a definition it reaches) uses one of ``names`` (a context manager or a decorator)."""
-
-    names: tuple = ()
-    kind = "uses"
-
-    @property
-    def hint(self):
-        return f"Use `with {self.names[0]}(...):` in `{self.target}`."
-
-    def describe(self):
-        first = list({n.rsplit(".", 1)[-1]: n for n in reversed(self.names)}.values())[::-1]   # one spelling each
-        spelled = ", ".join(f"`{n}`" for n in first[:-1]) + f" or `{first[-1]}`" if len(first) > 1 else f"`{first[0]}`"
-        return f"`{self.target}` uses {spelled}"
-
-    def findings(self, answer):
-        aliases = answer.aliases()
-        for _, node in answer.nodes():
-            if isinstance(node, (ast.Name, ast.Attribute)) and resolve_dotted(node, aliases) in self.names:
-                return []
-        return [Finding(f"`{self.target}` uses none of {', '.join(f'`{n}`' for n in self.names)}",
-                        answer.definition.part.where(answer.definition.node))]
-
 
 def calls_with(target, name, **keywords):
     return CallsWith(target, name, tuple(keywords.items()))
 
-
-def uses_any(target, *names):
-    return UsesAny(target, tuple(names))
