@@ -113,6 +113,8 @@ def main(argv=None):
                         "default: waive")
     p.add_argument("--feedback", choices=("immediate", "after_due_date"), default="immediate",
                    help="when students see each item's result (default: immediate)")
+    p.add_argument("--item-feedback", action="append", default=[], metavar="ITEM=POLICY",
+                   help="another policy for one item (repeatable), e.g. --item-feedback speed=after_due_date")
     p.add_argument("--wheels", metavar="DIR", help="the wheel cache to fill and reuse (default: "
                                                    "~/.cache/epl-gradescope-wheels)")
 
@@ -239,7 +241,7 @@ def _run(parser, args):
     if args.command == "gradescope":
         from .gradescope.bundle import main as gradescope
         return gradescope(args.course, args.assignment, out=args.out, gpu_items=args.gpu_items,
-                          feedback=args.feedback, wheels=args.wheels)
+                          feedback=args.feedback, wheels=args.wheels, item_feedback=args.item_feedback)
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))

@@ -67,3 +67,21 @@ def test_a_grader_error_is_said_as_the_graders():
     assert "Grader error on" in result["output"] and "not in your work" in result["output"]
     assert result["tests"][0]["tags"] == ["grader error: to be regraded"]
     assert result["extra_data"]["grader_errors"] == [data["items"][0]["item"]]
+
+
+@pytest.mark.quick
+def test_feedback_per_item_as_the_instructor_chose():
+    from autograder.course.gradescope.bundle import BundleError, config
+    from autograder.course.gradescope.results import results_json
+
+    chosen = config("amp", "fail", "immediate", {}, {"speed": "after_due_date"})
+    assert chosen["feedback"] == {"default": "immediate", "items": {"speed": "after_due_date"}}
+    result = results_json(amp_data(), "amp", feedback=chosen["feedback"], gpu_policy="fail")
+    shown = {t["name"]: t["visibility"] for t in result["tests"]}
+    assert shown.pop("speed") == "after_due_date" and set(shown.values()) == {"visible"}
+    assert result["visibility"] == "visible"
+    assert config("amp", "fail", "after_due_date", {})["feedback"] == "after_due_date"    # one policy, as before
+    with pytest.raises(BundleError, match="has no item nonsense"):
+        config("amp", "fail", "immediate", {}, {"nonsense": "immediate"})
+    with pytest.raises(BundleError, match="not 'sometimes'"):
+        config("amp", "fail", "immediate", {}, {"speed": "sometimes"})

@@ -73,12 +73,21 @@ def requirements(wheels):
     return sorted(pins, key=lambda pin: (not pin.startswith((DISTRIBUTION, "torch=")), pin.lower()))
 
 
-def config(assignment, gpu_items, feedback, settings_values):
+def config(assignment, gpu_items, feedback, settings_values, item_feedback=None):
+    """The bundle's ``gradescope.json``. ``item_feedback``: ``{item: policy}`` for the items whose feedback differs
+    from ``feedback`` (then ``feedback`` is written as ``{"default": ..., "items": ...}``)."""
     if gpu_items not in GPU_POLICIES:
         raise BundleError(f"--gpu-items takes {' or '.join(GPU_POLICIES)}, not {gpu_items!r} (Gradescope has no GPU: "
                           "an item cannot stay pending there)")
-    if feedback not in FEEDBACK:
-        raise BundleError(f"--feedback takes {' or '.join(FEEDBACK)}, not {feedback!r}")
+    for policy in (feedback, *(item_feedback or {}).values()):
+        if policy not in FEEDBACK:
+            raise BundleError(f"feedback is {' or '.join(FEEDBACK)}, not {policy!r}")
+    unknown = sorted(set(item_feedback or {}) - {item.id for item in items_of(assignment)})
+    if unknown:
+        raise BundleError(f"{assignment} has no item {', '.join(unknown)} (--item-feedback ITEM=POLICY takes the "
+                          f"items `python -m autograder settings {assignment}` lists)")
+    if item_feedback:
+        feedback = {"default": feedback, "items": dict(item_feedback)}
     return {"assignment": assignment, "gpu_items": gpu_items, "feedback": feedback, "settings": settings_values,
             "version": __version__, "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -90,7 +99,7 @@ def instructor_settings():
 
 
 def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback="immediate", settings_values=None,
-                 with_wheels=True):
+                 with_wheels=True, item_feedback=None):
     """Write ``out`` (the zip) for ``assignment`` of ``course``; ``wheels``: :func:`collect_wheels`'s dict.
     ``with_wheels=False`` leaves ``wheels/`` out (and nothing else): the test builds the full zip once and the other
     assignments' without their 450 MB of identical wheels."""
@@ -111,7 +120,8 @@ def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback
         for name, text in (("setup.sh", templates.SETUP_SH), ("run_autograder", templates.RUN_AUTOGRADER),
                            ("README.md", templates.README)):
             _add(bundle, name, text.replace("@ASSIGNMENT@", assignment), executable=name in EXECUTABLE)
-        _add(bundle, "gradescope.json", json.dumps(config(assignment, gpu_items, feedback, settings_values), indent=1))
+        _add(bundle, "gradescope.json", json.dumps(config(assignment, gpu_items, feedback, settings_values, item_feedback),
+                                                    indent=1))
         _add(bundle, "source_map.json", json.dumps(source_map(course, assignment), indent=1))
         _add(bundle, f"{assignment}.ipynb", release.read_text(encoding="utf-8"))
         _add(bundle, "requirements.txt", "\n".join(requirements(wheels)) + "\n")
@@ -134,16 +144,26 @@ def wheel_names(zip_path):
         return sorted(re.sub(r"^wheels/", "", n) for n in bundle.namelist() if n.startswith("wheels/"))
 
 
+def _item_policy(text):
+    """``"ITEM=POLICY"`` -> ``(item, policy)``."""
+    item, sep, policy = str(text).partition("=")
+    if not sep or not item:
+        raise BundleError(f"--item-feedback takes ITEM=POLICY (e.g. softmax_forward=after_due_date), not {text!r}")
+    return item.strip(), policy.strip()
+
+
 WHEEL_CACHE = Path.home() / ".cache" / "epl-gradescope-wheels"
 
 
-def main(course, assignment, *, out=None, gpu_items="waive", feedback="immediate", wheels=None):
+def main(course, assignment, *, out=None, gpu_items="waive", feedback="immediate", wheels=None, item_feedback=()):
     """The command: collect the wheels (once; the cache is reused), write the zip, say where and how big."""
     project = Path(course).resolve()
     try:
+        per_item = dict(_item_policy(text) for text in item_feedback)
+        config(assignment, gpu_items, feedback, None, per_item)     # a wrong option stops before the long part
         found = collect_wheels(project, Path(wheels) if wheels else WHEEL_CACHE)
         path = build_bundle(project, assignment, Path(out or f"autograder-{assignment}.zip"), wheels=found,
-                            gpu_items=gpu_items, feedback=feedback)
+                            gpu_items=gpu_items, feedback=feedback, item_feedback=per_item)
     except BundleError as error:
         print(f"Cannot build the Gradescope bundle: {error}", file=sys.stderr)
         return 1

@@ -35,6 +35,14 @@ def gpu_items(assignment):
     return {item.id for item in items_of(assignment) if item.needs}
 
 
+def visibility(feedback, item=None):
+    """Gradescope's ``visibility`` for ``item`` (the whole result for None). ``feedback``: a policy of
+    :data:`FEEDBACK`, or ``{"default": policy, "items": {item: policy}}`` where the instructor chose per item."""
+    if isinstance(feedback, dict):
+        feedback = feedback.get("items", {}).get(item, feedback.get("default", "immediate"))
+    return "visible" if feedback == "immediate" else "after_due_date"
+
+
 def results_json(data, assignment, *, feedback, gpu_policy, late=None, sandbox="", seed=None):
     """``results.json`` as a dict. ``late``: :func:`late_from_metadata`'s dict, or None."""
     record = record_from_grade(data, assignment)
@@ -44,15 +52,14 @@ def results_json(data, assignment, *, feedback, gpu_policy, late=None, sandbox="
         cost = lateness(earned, late["seconds_late"])
         record.update(late_penalty=cost.points, seconds_late=cost.seconds_late, late_note=late_note(cost, late))
     result = gradescope_results(record, assignment)
-    visibility = "visible" if feedback == "immediate" else "after_due_date"
     waived = gpu_items(assignment) if gpu_policy == "waive" else set()
     for test in result["tests"]:
-        test["visibility"] = visibility
+        test["visibility"] = visibility(feedback, test["name"])
         if test["name"] in waived:
             test.update(score=0.0, max_score=0.0, output=WAIVED, status="passed")
             test.pop("tags", None)
     result["score"] = round(sum(t["score"] for t in result["tests"]) - (record.get("late_penalty") or 0.0), 6)
-    result["visibility"] = visibility
+    result["visibility"] = visibility(feedback)
     result["stdout_visibility"] = "hidden"
     notes = [result["output"]] if result.get("output") else []
     if record["grader_errors"]:
