@@ -131,11 +131,20 @@ def _stop(iterator, *, failed):
     if iterator is None:
         return
     if failed:
-        for worker in getattr(iterator, "_workers", []):
-            if worker.is_alive():
-                worker.terminate()
+        _ours(lambda: [worker.terminate() for worker in getattr(iterator, "_workers", []) if worker.is_alive()])
     if hasattr(iterator, "_shutdown_workers"):
-        iterator._shutdown_workers()
+        _ours(iterator._shutdown_workers, expected=failed)
+
+
+def _ours(step, expected=True):
+    """``step()``, where torch's SIGCHLD handler may report a worker "killed by signal: Terminated": after a failure
+    that is the worker this module terminated (seen in the suite, 2026-11-24), not the student's; the shutdown's own
+    ``finally`` has cleaned up by then."""
+    try:
+        step()
+    except RuntimeError as error:
+        if not (expected and "killed by signal" in str(error)):
+            raise
 
 
 def _error_text(error, timeout):
