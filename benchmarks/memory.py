@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import torch
-from torch.utils.checkpoint import checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -30,22 +29,9 @@ from autograder.checks.memory import probes, problems  # noqa: E402
 from autograder.course.selfcheck import exec_source  # noqa: E402
 from autograder.oracles.memory import top_op  # noqa: E402
 from autograder.threads import one_thread  # noqa: E402
+from tests.mutants.memory import forward_every_layer, forward_first_block_only  # noqa: E402
 
 EXPECTED = {"matmul": "aten::mm", "conv": "aten::mkldnn_convolution", "topk": "aten::topk"}
-
-
-def first_only(blocks, x):
-    x = checkpoint(blocks[0], x, use_reentrant=False)
-    for block in list(blocks)[1:]:
-        x = block(x)
-    return x
-
-
-def every_layer(blocks, x):
-    for block in blocks:
-        for layer in block:
-            x = checkpoint(layer, x, use_reentrant=False)
-    return x
 
 
 def ratios(fn, plans):
@@ -70,8 +56,8 @@ def main():
         plan = problems.blocks_plan(gen, dropout=False, x_grad=False)
         plan["blocks"], plan["acts"] = 4, (plan["acts"] * 4)[:4]
         plans.append(plan)
-    for name, fn in (("reference", reference["checkpointed_forward"]), ("first block only", first_only),
-                     ("every layer on its own", every_layer)):
+    for name, fn in (("reference", reference["checkpointed_forward"]), ("first block only", forward_first_block_only),
+                     ("every layer on its own", forward_every_layer)):
         low, high = ratios(fn, plans)
         print(f"kept / plain activation bytes, {name:24}: {low:.2f} to {high:.2f} over {len(plans)} plans "
               f"(threshold {memory.KEPT_RATIO})")
