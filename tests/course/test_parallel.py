@@ -104,6 +104,12 @@ def test_serial_grades_are_what_each_student_deserves(serial):
     assert not any("graded again here" in p for r in report.values() for p in r["problems"])
 
 
+def finished_results(kept):
+    """``{path: mtime}`` of the results kept whole; a hidden ``.<assignment>-*.json`` is a write still under way (or
+    one a kill cut short), not a result."""
+    return {p.relative_to(kept): p.stat().st_mtime_ns for p in kept.rglob("*.json") if not p.name.startswith(".")}
+
+
 @pytest.fixture(scope="module")
 def resumed(prepared, tmp_path_factory):
     """Killed (SIGKILL, the grader and its local Dask workers) mid-run, then run again to the end."""
@@ -112,15 +118,17 @@ def resumed(prepared, tmp_path_factory):
                              stderr=subprocess.STDOUT, start_new_session=True, text=True)
     kept = course / RESULTS
     deadline = time.monotonic() + 300
-    while len(list(kept.rglob("*.json"))) < 3 and first.poll() is None and time.monotonic() < deadline:
+    while len(finished_results(kept)) < 3 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
-    before = {p.relative_to(kept): p.stat().st_mtime_ns for p in kept.rglob("*.json")}
+    before = finished_results(kept)
+    unfinished = [p.relative_to(kept) for p in kept.rglob(".*.json")]     # a write the kill cut short, if any
     report_before = load_report(course) if (course / "grading-report.json").exists() else {}
     second = subprocess.run(grade_command(course, "--workers", "2"), capture_output=True, text=True, timeout=600)
-    after = {p.relative_to(kept): p.stat().st_mtime_ns for p in kept.rglob("*.json")}
-    return {"course": course, "before": before, "after": after, "output": second.stdout + second.stderr,
+    after = finished_results(kept)
+    left = [p.relative_to(kept) for p in kept.rglob(".*.json")]
+    return {"course": course, "before": before, "after": after, "unfinished": unfinished, "left": left, "output": second.stdout + second.stderr,
             "returncode": second.returncode, "report_before": report_before, "killed_output": first.stdout.read()}
 
 
@@ -131,6 +139,7 @@ def test_a_killed_run_resumes_with_nothing_lost_or_graded_again(serial, resumed)
     for path, mtime in resumed["before"].items():   # what was finished before the kill was not graded again
         assert resumed["after"][path] == mtime, path
     assert len(resumed["after"]) == graded_in_all
+    assert resumed["left"] == [], f"unfinished writes left behind: {resumed['left']} (killed with {resumed['unfinished']})"
     assert grades_in(resumed["course"]) == grades_in(serial)
     assert "with 2 local Dask workers" in resumed["output"] and "Done in" in resumed["output"]
     assert "notebooks graded" in resumed["output"]
