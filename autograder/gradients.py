@@ -6,6 +6,7 @@ a call a student can paste into the notebook to reproduce it (:func:`call_source
 """
 
 import math
+import zlib
 
 import torch
 from torch.autograd.gradcheck import GradcheckError
@@ -149,9 +150,26 @@ def expect_grad_close(check, fn, inputs, expected_vjp, *, wrt=0, what=None, hint
         raise _with_call(failure, what or getattr(fn, "__name__", "fn"), inputs, kwargs, (wrt,), names) from None
 
 
+def _seed_of(inputs):
+    """A seed drawn from the inputs' values: fast gradcheck's random directions are the same for the same inputs
+    (a regrade gives the same grade), and as unpredictable as the inputs, which are drawn from the hidden seed."""
+    digest = 0
+    for t in inputs:
+        if isinstance(t, torch.Tensor):
+            digest = zlib.crc32(t.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes(), digest)
+    return digest
+
+
 def expect_gradcheck(check, fn, inputs, *, what=None, eps=1e-6, atol=1e-5, rtol=1e-3, wrt=None, kwargs=None,
                      names=None):
     """``torch.autograd.gradcheck`` in float64 on every floating input (or on those whose index is in ``wrt``).
+
+    In its fast mode (PyTorch's ``fast_mode=True``): the analytic and the finite-difference Jacobians are compared
+    along random directions, ``v^T J u``, which takes three calls of the student's function instead of two per
+    input element and one backward per output element; a wrong gradient almost surely differs along random
+    directions, and when it does, gradcheck recomputes both Jacobians in full for the message. Under trusted
+    grading each call is a round trip to the student's worker: a softmax of 30 logits took 2.4 s in full and
+    0.16 s in fast mode (2-core x86_64, torch 2.13.0, 2026-11-24).
 
     ``kwargs`` go to ``fn`` unchanged; ``names`` label the inputs. With either, a failure shows the whole call.
     """
@@ -169,7 +187,10 @@ def expect_gradcheck(check, fn, inputs, *, what=None, eps=1e-6, atol=1e-5, rtol=
         return call_student(check, fn, *args, what=what, **kwargs)
 
     try:
-        torch.autograd.gradcheck(wrapped, prepared, eps=eps, atol=atol, rtol=rtol, raise_exception=True)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(_seed_of(prepared))
+            torch.autograd.gradcheck(wrapped, prepared, eps=eps, atol=atol, rtol=rtol, raise_exception=True,
+                                     fast_mode=True)
     except CheckFailure as failure:
         if not kwargs_given:
             raise
