@@ -49,6 +49,16 @@ def unbind_loop_sum(x):
     return total
 
 
+def list_loop_sum(x):
+    """A loop in plain Python over ``x.tolist()``: a handful of torch calls whatever the size (the adversarial
+    suite's ``loop_in_python_lists``, which passed the 30x threshold while timed calls ran under the op recorder)."""
+    rows = x.tolist()
+    total = rows[0]
+    for row in rows[1:]:
+        total = [a + b for a, b in zip(total, row)]
+    return torch.tensor(total, dtype=x.dtype)
+
+
 def unbind_loop_gather(tensor, indices):
     """The row loop spelled with ``unbind`` and ``zip`` (until 2026-11-24 the second naive version was the same loop
     scripted with TorchScript, which the lesson no longer teaches)."""
@@ -61,7 +71,7 @@ def cases():
     vec = _module(ROOT / "solutions" / "vectorization.py", "reference_vectorization")
     return [
         ("check_row_sum_speed", "row_sum", operators.slicing_loop_sum, operators.speed_args, ops.row_sum,
-         {"slicing loop": operators.slicing_loop_sum, "unbind loop": unbind_loop_sum}),
+         {"slicing loop": operators.slicing_loop_sum, "unbind loop": unbind_loop_sum, "list loop": list_loop_sum}),
         ("check_batch_gather_speed", "batch_gather", vectorization.loop_gather, vectorization.speed_args,
          vec.batch_gather,
          {"python loop": vectorization.loop_gather, "unbind loop": unbind_loop_gather}),
@@ -84,7 +94,8 @@ def measure(runs, device):
     return rows
 
 
-WORKER_NAMES = {"row_sum": {"slicing loop": "slicing_loop_sum", "unbind loop": "unbind_loop_sum"},
+WORKER_NAMES = {"row_sum": {"slicing loop": "slicing_loop_sum", "unbind loop": "unbind_loop_sum",
+                            "list loop": "list_loop_sum"},
                 "batch_gather": {"python loop": "loop_gather", "unbind loop": "unbind_loop_gather"}}
 
 
@@ -106,6 +117,12 @@ def measure_trusted(runs, device):
              "    for row in torch.unbind(x):\n"
              "        total += row\n"
              "    return total\n"
+             "def list_loop_sum(x):\n"
+             "    rows = x.tolist()\n"
+             "    total = rows[0]\n"
+             "    for row in rows[1:]:\n"
+             "        total = [a + b for a, b in zip(total, row)]\n"
+             "    return torch.tensor(total, dtype=x.dtype)\n"
              "def unbind_loop_gather(tensor, indices):\n"
              "    return torch.stack([rows[picked] for rows, picked in zip(tensor.unbind(0), indices.unbind(0))])\n")
     rows = []

@@ -230,8 +230,11 @@ class Worker:
         return number
 
     def op_times(self, fn, staged, threads):
-        """``fn`` on every input staged under ``staged`` (:meth:`op_stage`), under the recorder as every call; the
-        grader holds the clock around this request and checks the results it sends back."""
+        """``fn`` on every input staged under ``staged`` (:meth:`op_stage`); the grader holds the clock around this
+        request and checks the results it sends back. Not under the op recorder: its cost is per torch call, so it
+        slowed the baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()`` (a few calls)
+        not at all, which passed ``row_sum``'s 30x threshold under load (tests/adversarial: loop_in_python_lists).
+        Timed, each function runs as it would in the student's own session."""
         torch = self.torch
         inputs = self.staged.pop(staged)
         previous = torch.get_num_threads()
@@ -239,7 +242,7 @@ class Worker:
             torch.set_num_threads(threads)
         results = []
         try:
-            with torch.no_grad(), self.record_ops():
+            with torch.no_grad():
                 for args in inputs:
                     results.append(fn(*args))
                 if any(t.device.type == "cuda" for t in self.wire.tensors_in(inputs[:1])):
