@@ -327,6 +327,9 @@ def check_run_ranks_failure(run_ranks, *, seed=0, world_size=2):
     if "late" in answer:
         raise CheckFailure(check, f"{call} had neither returned nor raised after {answer['late']} s: the other "
                                   f"ranks wait in a barrier for the rank that failed.", hint=hint)
+    if answer.get("raised") == "NotImplementedError" and not answer.get("message"):
+        raise CheckFailure(check, "run_ranks is not implemented yet (it raised NotImplementedError).",
+                           hint="Replace the `raise NotImplementedError()` line with your code.")
     raised = answer.get("message")
     if type(raised) is not str or message not in raised:
         raise CheckFailure(check, f"{call} raised {answer.get('raised')}: {str(raised)[:300]!r}, which does not "
