@@ -153,3 +153,12 @@ def test_a_launcher_that_never_returns_fails_on_the_deadline(monkeypatch):
     result = run_check(distributed.check_run_ranks_failure, with_replacements(TOPIC, {"run_ranks": run_ranks}))
     assert time.monotonic() - start < 5
     assert "had neither returned nor raised after 2 s" in result.message
+
+
+@pytest.mark.quick
+def test_the_gradescope_bundle_refuses_the_assignment_saying_why():
+    from autograder.course.gradescope import bundle
+
+    with pytest.raises(bundle.BundleError) as refused:
+        bundle.config(TOPIC, "waive", "immediate", {})
+    assert "AF_UNIX" in str(refused.value) and "python -m autograder grade" in str(refused.value)
