@@ -16,8 +16,8 @@ the student's process: their word, which explains and may cost points, never ear
 """
 
 import contextlib
-import importlib
 import datetime
+import importlib
 import io
 import os
 import pickle
