@@ -7,6 +7,7 @@ student objects come from the reference solution.
 import datetime
 import multiprocessing as mp
 import pickle
+import socket
 import time
 from multiprocessing.connection import wait
 
@@ -89,9 +90,10 @@ def average_data_not_grad(model):
 
 def _rank(fn, rank, world_size, port, args, conn):
     try:
-        store = dist.TCPStore("127.0.0.1", port, world_size + 1, False)
+        store = dist.TCPStore("127.0.0.1", port, world_size, rank == 0)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
                                 timeout=datetime.timedelta(seconds=10))
+        dist.barrier()
         result = fn(rank, world_size, *args)
     except Exception as error:
         conn.send_bytes(pickle.dumps((False, f"{type(error).__name__}: {error}")))
@@ -102,10 +104,12 @@ def _rank(fn, rank, world_size, port, args, conn):
 
 def _launcher(*, keep_message=True, stop_others=True):
     def run_ranks(fn, world_size, *args):
-        store = dist.TCPStore("127.0.0.1", 0, world_size + 1, True, wait_for_workers=False)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
         ctx = mp.get_context("fork")
         pipes = [ctx.Pipe(duplex=False) for _ in range(world_size)]
-        procs = [ctx.Process(target=_rank, args=(fn, r, world_size, store.port, args, pipes[r][1]), daemon=True)
+        procs = [ctx.Process(target=_rank, args=(fn, r, world_size, port, args, pipes[r][1]), daemon=True)
                  for r in range(world_size)]
         for p in procs:
             p.start()

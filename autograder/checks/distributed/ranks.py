@@ -22,6 +22,7 @@ import io
 import os
 import pickle
 import signal
+import socket
 import time
 from multiprocessing import connection, get_context
 
@@ -42,25 +43,48 @@ from . import problems
 def _rank_main(rank, world_size, port, body, args, conn):
     """A rank process: its own process group (so that stopping it stops what it started), stdin and stdout away
     from the worker's pipe, one thread, the gloo group, ``body(rank, world_size, *args)``; the answer goes back
-    pickled (``("ok", value)`` or ``("raised", text)``)."""
+    pickled: ``("ok", value)``, ``("raised", text)`` (the body raised), ``("setup", text)`` (the group could not be
+    formed: the grader's failure, which :func:`launch` tries again).
+
+    A rank never leaves while others may still need it: gloo closes a leaving rank's connections, and a rank still
+    connecting its mesh or waiting in a collective then fails too ("Connection closed by peer"; 5 of 150 launches
+    of 3 ranks with an empty body did, measured 2026-11-24 under load 5), sometimes before the first error is read.
+    So every rank passes a barrier once the group is formed, waits in another after its answer, and a rank whose
+    body raised waits to be stopped."""
     os.setpgid(0, 0)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    answer = ("raised", "the rank did not answer")
     try:
         torch.set_num_threads(1)
         os.environ["GLOO_SOCKET_IFNAME"] = "lo"
         timeout = datetime.timedelta(seconds=problems.GROUP_TIMEOUT_S)
-        store = dist.TCPStore("127.0.0.1", port, world_size + 1, False, timeout=timeout)
+        store = dist.TCPStore("127.0.0.1", port, world_size, rank == 0, timeout=timeout)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size, timeout=timeout)
+        dist.barrier()
+    except BaseException as error:  # noqa: BLE001 - reported, never raised here
+        _answer(conn, ("setup", f"{type(error).__name__}: {str(error)[:1000]}"))
+    try:
         answer = ("ok", body(rank, world_size, *args))
-    except BaseException as error:  # noqa: BLE001 - any failure of the rank is reported, never raised here
+    except BaseException as error:  # noqa: BLE001 - any failure of the body is reported, never raised here
         answer = ("raised", f"{type(error).__name__}: {str(error)[:1000]}")
+        _answer(conn, answer, hold=True)
     try:
         conn.send_bytes(pickle.dumps(answer))
+        dist.barrier()
     finally:
-        os._exit(0)      # no atexit handler of the parent's (a test runner's, a kernel's) runs in a rank
+        os._exit(0)
+
+
+def _answer(conn, answer, hold=False):
+    """Send ``answer`` and leave (no atexit handler of the parent's, a test runner's or a kernel's, runs in a rank),
+    or, with ``hold``, wait to be stopped."""
+    try:
+        conn.send_bytes(pickle.dumps(answer))
+        if hold:
+            time.sleep(problems.LAUNCH_DEADLINE_S)
+    finally:
+        os._exit(0)
 
 
 def _stop(procs):
@@ -76,20 +100,32 @@ def _stop(procs):
 
 def launch(world_size, body, *args):
     """Run ``body(rank, world_size, *args)`` in ``world_size`` gloo ranks; returns ``{"ranks": [value, ...]}`` in
-    rank order, or ``{"failure": [detail, hint]}`` (a rank raised, hung or died). No rank outlives the call.
+    rank order, or ``{"failure": [detail, hint]}`` (a rank raised, hung or died). No rank outlives the call. A group
+    that could not be formed is the grader's failure, not the student's: tried ``SETUP_TRIES`` times, then raised
+    (a grader error, never a 0).
 
     ``torch._dynamo`` is imported here, once, before the fork: ``DistributedDataParallel`` imports it when it is
     built, which took 3.1 s in every rank (2 ranks on 2 cores, measured 2026-11-24) against 0.02 s once imported."""
     importlib.import_module("torch._dynamo")     # see the docstring
+    for _ in range(SETUP_TRIES):
+        answer = _launch_once(world_size, body, args)
+        if "setup" not in answer:
+            return answer
+    raise RuntimeError(f"the grader could not form a gloo group of {world_size} ranks on 127.0.0.1 "
+                       f"{SETUP_TRIES} times: {answer['setup']}")
 
+
+SETUP_TRIES = 3
+
+
+def _launch_once(world_size, body, args):
     ctx = get_context("fork")
-    timeout = datetime.timedelta(seconds=problems.GROUP_TIMEOUT_S)
-    store = dist.TCPStore("127.0.0.1", 0, world_size + 1, True, timeout=timeout, wait_for_workers=False)
+    port = _free_port()
     procs, conns = [], []
     try:
         for rank in range(world_size):
             mine, theirs = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_rank_main, args=(rank, world_size, store.port, body, args, theirs),
+            proc = ctx.Process(target=_rank_main, args=(rank, world_size, port, body, args, theirs),
                                daemon=True)
             proc.start()
             theirs.close()
@@ -100,7 +136,15 @@ def launch(world_size, body, *args):
         _stop(procs)
         for conn in conns:
             conn.close()
-        del store
+
+
+def _free_port():
+    """A port free on 127.0.0.1 now, for rank 0's store. Under trusted grading the sandbox's network namespace is
+    the worker's alone, so no other process can take it in between; elsewhere a taken port fails the setup, which
+    :func:`launch` tries again."""
+    with socket.socket() as probe_socket:
+        probe_socket.bind(("127.0.0.1", 0))
+        return probe_socket.getsockname()[1]
 
 
 def _collect(procs, conns):
@@ -131,6 +175,8 @@ def _collect(procs, conns):
             except (EOFError, OSError):
                 answers[rank] = ("raised", f"the rank's process ended without an answer (exit code "
                                            f"{procs[rank].exitcode})")
+            if answers[rank][0] == "setup":
+                return {"setup": f"rank {rank}: {answers[rank][1]}"}
             if answers[rank][0] != "ok":
                 return {"failure": [f"rank {rank} failed: {answers[rank][1]}",
                                     "Run the same call in the notebook (the lesson's launcher shows every rank's "
