@@ -18,6 +18,7 @@ the student's process: their word, which explains and may cost points, never ear
 import contextlib
 import datetime
 import importlib
+import inspect
 import io
 import os
 import pickle
@@ -63,28 +64,20 @@ def _rank_main(rank, world_size, port, body, args, conn):
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size, timeout=timeout)
         dist.barrier()
     except BaseException as error:  # noqa: BLE001 - reported, never raised here
-        _answer(conn, ("setup", f"{type(error).__name__}: {str(error)[:1000]}"))
-    try:
-        answer = ("ok", body(rank, world_size, *args))
-    except BaseException as error:  # noqa: BLE001 - any failure of the body is reported, never raised here
-        answer = ("raised", f"{type(error).__name__}: {str(error)[:1000]}")
-        _answer(conn, answer, hold=True)
-    try:
-        conn.send_bytes(pickle.dumps(answer))
-        dist.barrier()
-    finally:
-        os._exit(0)
-
-
-def _answer(conn, answer, hold=False):
-    """Send ``answer`` and leave (no atexit handler of the parent's, a test runner's or a kernel's, runs in a rank),
-    or, with ``hold``, wait to be stopped."""
+        answer, hold = ("setup", f"{type(error).__name__}: {str(error)[:1000]}"), 0
+    else:
+        try:
+            answer, hold = ("ok", body(rank, world_size, *args)), None
+        except BaseException as error:  # noqa: BLE001 - any failure of the body is reported, never raised here
+            answer, hold = ("raised", f"{type(error).__name__}: {str(error)[:1000]}"), problems.LAUNCH_DEADLINE_S
     try:
         conn.send_bytes(pickle.dumps(answer))
-        if hold:
-            time.sleep(problems.LAUNCH_DEADLINE_S)
+        if hold is None:
+            dist.barrier()
+        else:
+            time.sleep(hold)
     finally:
-        os._exit(0)
+        os._exit(0)      # no atexit handler of the parent's (a test runner's, a kernel's) runs in a rank
 
 
 def _stop(procs):
@@ -253,6 +246,24 @@ def _keywords(plan, accumulation=False):
     return keywords
 
 
+def _unfit(fn, what, plan, keywords):
+    """The failure of a call ``fn`` cannot take (its signature refuses these arguments), found before any rank is
+    started: the same TypeError every rank would raise, without the launch (a screen of many wrong candidates, a
+    stub with another signature)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):     # no signature to read (a builtin): the call decides
+        return None
+    try:
+        signature.bind(0, plan["world_size"], None, None, **keywords)
+    except TypeError as error:
+        given = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
+        return {"failure": [f"{what}(rank, world_size, model, dataset, {given}) cannot be called: {error}.",
+                            f"Keep the exercise's signature: def {what}(rank, world_size, model, dataset, *, "
+                            f"{', '.join(keywords)})."]}
+    return None
+
+
 def _ranks_or_failure(result):
     if "failure" in result:
         return result
@@ -266,15 +277,17 @@ def _ranks_or_failure(result):
 def ddp_run(train_ddp, check, plan):
     """``train_ddp(rank, world_size, model, dataset, batch_size=, epochs=, lr=, seed=)`` in every rank of a fresh
     gloo group; ``{"ranks": [{"steps": [{"ids", "params", "allreduces"}], "unstepped"}]}`` or ``{"failure"}``."""
-    return _ranks_or_failure(launch(plan["world_size"], _train_rank, train_ddp, check, plan, "train_ddp",
-                                    _keywords(plan)))
+    keywords = _keywords(plan)
+    return _unfit(train_ddp, "train_ddp", plan, keywords) or _ranks_or_failure(
+        launch(plan["world_size"], _train_rank, train_ddp, check, plan, "train_ddp", keywords))
 
 
 @probe
 def accumulate_run(train_accumulate, check, plan):
     """:func:`ddp_run` for ``train_accumulate(..., accumulation=)``."""
-    return _ranks_or_failure(launch(plan["world_size"], _train_rank, train_accumulate, check, plan,
-                                    "train_accumulate", _keywords(plan, accumulation=True)))
+    keywords = _keywords(plan, accumulation=True)
+    return _unfit(train_accumulate, "train_accumulate", plan, keywords) or _ranks_or_failure(
+        launch(plan["world_size"], _train_rank, train_accumulate, check, plan, "train_accumulate", keywords))
 
 
 class AllReduceCount(TorchFunctionMode):
