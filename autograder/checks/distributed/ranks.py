@@ -350,17 +350,26 @@ def rank_raises(rank, world_size, bad_rank, message):
     return rank
 
 
+HELPERS = (b"multiprocessing.resource_tracker", b"multiprocessing.forkserver")   # a launcher's long-lived helpers
+
+
 def _children():
-    """This process's live child processes (their pids), read from /proc: the ranks a launcher left behind."""
+    """This process's live child processes (their pids), read from /proc: the ranks a launcher left behind. The
+    helpers ``multiprocessing`` keeps for the process's lifetime (its resource tracker, started by a ``spawn``
+    context's queue; a forkserver) are not ranks."""
     me, found = str(os.getpid()), []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as stat:
                     fields = stat.read().rsplit(")", 1)[1].split()
+                if fields[1] != me or fields[0] == "Z":
+                    continue
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    command = cmdline.read()
             except OSError:
                 continue
-            if fields[1] == me and fields[0] != "Z":
+            if not any(helper in command for helper in HELPERS):
                 found.append(int(entry))
     return found
 
