@@ -8,7 +8,7 @@ import time
 import pytest
 
 from autograder.checks import distributed
-from autograder.checks.distributed import problems, ranks
+from autograder.checks.distributed import launcher, problems
 from autograder.checks.distributed.rules import uses_method
 from autograder.source_rules import rule_findings, uses
 from autograder.submitted_source import Submission
@@ -110,7 +110,7 @@ def _hangs_with_a_child(rank, world_size):
 def test_a_hung_rank_is_stopped_and_nothing_survives_the_launch():
     before = set(_descendants())
     start = time.monotonic()
-    answer = ranks.launch(2, _hangs_with_a_child)
+    answer = launcher.launch(2, _hangs_with_a_child)
     seconds = time.monotonic() - start
     assert f"rank 1 was still running {problems.STRAGGLER_S} s after rank 0 finished" in answer["failure"][0]
     assert seconds < problems.STRAGGLER_S + 3
@@ -129,7 +129,7 @@ def _raises_on_rank_0(rank, world_size):
 def test_a_rank_that_raises_ends_the_launch_at_once():
     before = set(_descendants())
     start = time.monotonic()
-    answer = ranks.launch(3, _raises_on_rank_0)
+    answer = launcher.launch(3, _raises_on_rank_0)
     assert time.monotonic() - start < 3
     assert answer["failure"][0].startswith("rank 0 failed: ValueError: drawn message 8127")
     assert set(_descendants()) - before == set()

@@ -3,7 +3,7 @@
 ``train_ddp`` (``DistributedDataParallel`` and ``DistributedSampler`` with ``set_epoch``), ``train_accumulate``
 (gradient accumulation with ``no_sync()``), ``average_gradients`` (DDP's all-reduce written by hand) and
 ``run_ranks`` (a launcher that fails as a whole, with the failed rank's message, when one rank raises). The grader
-starts the ranks itself, from the process the student's function lives in (``ranks.py``); every rank sends back
+starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``ranks.py``); every rank sends back
 the samples its dataset gave out and its parameters after every optimizer step, and the grader compares them with
 its own single-process run of the same plan (``autograder/oracles/distributed.py``).
 
@@ -36,7 +36,7 @@ STEP_HINT = ("Build the optimizer with `torch.optim.SGD(ddp_model.parameters(), 
              "once per batch; the grader reads the parameters after every step.")
 SAME_TOL = {"rtol": 1e-6, "atol": 1e-7}       # replicas: DDP gives every rank the same averaged gradient
 SINGLE_TOL = {"rtol": 1e-4, "atol": 1e-5}     # float32 ranks against the grader's float64 run, at most 9 steps
-BESIDE_S = problems.LAUNCH_DEADLINE_S + 20    # a launch keeps its own limits inside (ranks.launch)
+BESIDE_S = problems.LAUNCH_DEADLINE_S + 20    # a launch keeps its own limits inside (launcher.launch)
 
 
 def _entries(check, fn, probe, plan, call):

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.utils.data import DistributedSampler
 
-# Time limits of the grader's launcher (ranks.launch). Measured 2026-11-24 on this 2-core x86_64 CPU, torch 2.13.0,
+# Time limits of the grader's launcher (launcher.launch). Measured 2026-11-24 on this 2-core x86_64 CPU, torch 2.13.0,
 # under the load of two other engineers' test runs (load 5 to 7): a launch of 3 gloo ranks with an empty body (fork,
 # rank 0's TCPStore on 127.0.0.1, two barriers) takes 0.28 s (150 launches, 0 failed); a check's run of the
 # reference (2 or 3 ranks, 2 epochs) 0.1 to 0.4 s.
