@@ -185,3 +185,30 @@ def test_every_item_passes_in_the_sandbox_over_its_own_loopback(tmp_path):
     finally:
         worker.close()
     assert {r.item: r.message for r in results if not r.passed} == {}
+
+
+GLOO_UNDER_FILTER = """
+import datetime, tempfile
+import torch.distributed as dist
+try:
+    dist.init_process_group("gloo", init_method="file://" + tempfile.mkdtemp() + "/store", rank=0, world_size=1,
+                            timeout=datetime.timedelta(seconds=5))
+    print("gloo ok")
+except RuntimeError as error:
+    print("gloo refused:", error)
+"""
+
+
+def test_gloo_cannot_run_in_the_gradescope_fallback_sandbox(tmp_path):
+    """Why the bundle is refused: under the fallback's seccomp filter (only AF_UNIX sockets) gloo cannot form even a
+    group of one rank, with a file store and no TCPStore."""
+    import subprocess
+    import sys
+
+    from autograder.course.gradescope import seccomp
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter on this machine")
+    done = subprocess.run([sys.executable, seccomp.__file__, "deny-network", "--", sys.executable, "-c",
+                           GLOO_UNDER_FILTER], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "gloo refused: Cannot resolve 127.0.0.1 to a (local) address" in done.stdout, done.stdout + done.stderr
