@@ -30,6 +30,8 @@ PROBE_MODULES = (
     "autograder.checks.broadcasting.inworker",
     "autograder.checks.broadcasting.tiling",
     "autograder.checks.dataloading.probes",
+    "autograder.checks.distributed.launcher",
+    "autograder.checks.distributed.ranks",
     "autograder.checks.memory.probes",
     "autograder.checks.modules.probes",
     "autograder.checks.operators",

@@ -13,7 +13,8 @@ from ..spec import declared_in
 
 _install_notebook_display()   # in a notebook, a failed check shows its message, not the grader's frames
 
-TOPICS = ("basics", "modules", "broadcasting", "operators", "vectorization", "dataloading", "stability", "amp", "memory")
+TOPICS = ("basics", "modules", "broadcasting", "operators", "vectorization", "dataloading", "stability", "amp", "memory",
+          "distributed")
 
 
 def items_of(topic):

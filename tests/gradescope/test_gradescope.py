@@ -32,7 +32,7 @@ from tests.proving import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
-TOPICS = list(ALL_TOPICS)                # every assignment of the course, in the students' order
+TOPICS = [t for t in ALL_TOPICS if t not in bundle.NEEDS_LOOPBACK]   # every assignment Gradescope can grade, in order
 BUGGY = TOPICS                           # the demo's buggy student of every assignment too
 HOSTILE_TOPIC = "stability"
 SHORT = {"call_timeout_s": 10, "grading": {"cell_timeout_s": 8, "submission_timeout_s": 25}}

@@ -30,6 +30,10 @@ TORCH = "torch==2.13.0"            # the CPU build, from pip's find-links (Grade
 PYTHON_VERSION = "3.11"            # the wheels are chosen for any Python 3.11 (Ubuntu 22.04's deadsnakes, Debian 12)
 DISTRIBUTION = "effective_pytorch_lab"
 EXECUTABLE = ("setup.sh", "run_autograder")
+# Assignments whose graded runs talk TCP on 127.0.0.1 (gloo's ranks and their TCPStore): Gradescope's container gets
+# the fallback sandbox, whose seccomp filter refuses every socket but AF_UNIX (seccomp.deny_network), and gloo has no
+# transport over anything else. Grade them with `python -m autograder grade` (bubblewrap gives the worker its own lo).
+NEEDS_LOOPBACK = ("distributed",)
 
 
 class BundleError(RuntimeError):
@@ -76,6 +80,10 @@ def requirements(wheels):
 def config(assignment, gpu_items, feedback, settings_values, item_feedback=None):
     """The bundle's ``gradescope.json``. ``item_feedback``: ``{item: policy}`` for the items whose feedback differs
     from ``feedback`` (then ``feedback`` is written as ``{"default": ..., "items": ...}``)."""
+    if assignment in NEEDS_LOOPBACK:
+        raise BundleError(f"{assignment!r} trains on several processes that talk TCP over 127.0.0.1 (gloo), and "
+                          "Gradescope's sandbox (no namespaces: the fallback, docs/gradescope.md) refuses every "
+                          "socket but AF_UNIX; grade it with `python -m autograder grade` instead")
     if gpu_items not in GPU_POLICIES:
         raise BundleError(f"--gpu-items takes {' or '.join(GPU_POLICIES)}, not {gpu_items!r} (Gradescope has no GPU: "
                           "an item cannot stay pending there)")

@@ -1,0 +1,342 @@
+"""Checks for the ``distributed`` assignment: data-parallel training on 2 and 3 CPU processes with gloo.
+
+``train_ddp`` (``DistributedDataParallel`` and ``DistributedSampler`` with ``set_epoch``), ``train_accumulate``
+(gradient accumulation with ``no_sync()``), ``average_gradients`` (DDP's all-reduce written by hand) and
+``run_ranks`` (a launcher that fails as a whole, with the failed rank's message, when one rank raises). The grader
+starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``ranks.py``); every rank sends back
+the samples its dataset gave out and its parameters after every optimizer step, and the grader compares them with
+its own single-process run of the same plan (``autograder/oracles/distributed.py``).
+
+Which evidence earns which point (docs/distributed.md): samples and parameters are data; that ``train_ddp`` wraps
+the model in ``DistributedDataParallel`` and that ``train_accumulate`` enters ``no_sync()`` are read from the
+submitted source; the launcher's failure is data (the message drawn here) on the grader's clock. The all-reduce
+counts and the rank processes left running are measured in the student's process: they explain and cost, never
+earn.
+"""
+
+import random
+import time
+
+import torch
+
+from ...compare import expect_close
+from ...errors import CheckFailure
+from ...expected_outputs import oracle
+from ...source_rules import uses
+from ...spec import current_check, graded
+from ...trusted.handle import handle
+from . import problems, ranks
+from .rules import uses_method
+
+DDP_NAMES = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+SPLIT_HINT = ("Give the DataLoader `sampler=DistributedSampler(dataset, num_replicas=world_size, rank=rank, "
+              "shuffle=True, seed=seed)` (and no `shuffle=`), and call `sampler.set_epoch(epoch)` at the start of "
+              "every epoch.")
+STEP_HINT = ("Build the optimizer with `torch.optim.SGD(ddp_model.parameters(), lr=lr)` and call `optimizer.step()` "
+             "once per batch; the grader reads the parameters after every step.")
+SAME_TOL = {"rtol": 1e-6, "atol": 1e-7}       # replicas: DDP gives every rank the same averaged gradient
+SINGLE_TOL = {"rtol": 1e-4, "atol": 1e-5}     # float32 ranks against the grader's float64 run, at most 9 steps
+BESIDE_S = problems.LAUNCH_DEADLINE_S + 20    # a launch keeps its own limits inside (launcher.launch)
+
+
+def _entries(check, fn, probe, plan, call):
+    """Every rank's record of ``probe``'s run of ``fn`` on ``plan``; a failure raised with the case."""
+    __tracebackhide__ = True
+    case = problems.describe(plan, call)
+    answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
+    if type(answer) is not dict:
+        raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
+    if "failure" in answer:
+        detail, hint = answer["failure"]
+        raise CheckFailure(check, f"{detail}\nCase: {case}", hint=hint)
+    entries = answer.get("ranks")
+    if type(entries) is not list or len(entries) != plan["world_size"] or any(
+            type(e) is not dict or type(e.get("steps")) is not list for e in entries):
+        raise CheckFailure(check, "the ranks' records that came back are malformed.")
+    return entries, case
+
+
+def _expect_steps(check, entries, plan, case):
+    """Every rank made the plan's number of optimizer steps."""
+    __tracebackhide__ = True
+    want = problems.steps_per_epoch(plan) * plan["epochs"]
+    counts = [len(e["steps"]) for e in entries]
+    if counts != [want] * len(entries):
+        per = plan["batch_size"] * plan["accumulation"]
+        raise CheckFailure(check, f"the ranks made {counts} optimizer steps; with {plan['samples']} samples split "
+                                  f"over {plan['world_size']} ranks, {per} samples a step, and {plan['epochs']} "
+                                  f"epochs, each rank makes {want}.\nCase: {case}", hint=STEP_HINT)
+
+
+def _expect_ids(check, entries, plan, case):
+    """Every rank trained, in every step, on the samples ``DistributedSampler`` gives it."""
+    __tracebackhide__ = True
+    _expect_steps(check, entries, plan, case)
+    per_epoch = problems.steps_per_epoch(plan)
+    for s, expected in enumerate(problems.expected_ids(plan)):
+        for rank, entry in enumerate(entries):
+            got = entry["steps"][s].get("ids")
+            if got != expected[rank]:
+                raise CheckFailure(check, f"in step {s % per_epoch} of epoch {s // per_epoch}, rank {rank} trained on "
+                                          f"samples {got}; DistributedSampler(dataset, num_replicas={plan['world_size']}"
+                                          f", rank={rank}, shuffle=True, seed={plan['sampler_seed']}) after "
+                                          f"set_epoch({s // per_epoch}) gives {expected[rank]}.\nCase: {case}",
+                                   hint=SPLIT_HINT)
+
+
+def _expect_params(check, got, want, *, what, case, hint, tol):
+    __tracebackhide__ = True
+    if type(got) is not list or len(got) != len(want):
+        raise CheckFailure(check, f"{what}: the parameters that came back are malformed.\nCase: {case}")
+    for index, (g, w) in enumerate(zip(got, want)):
+        try:
+            expect_close(check, g, w, what=f"{what}, parameter {index} (shape {list(w.shape)})", hint=hint, **tol)
+        except CheckFailure as failure:
+            raise CheckFailure(check, f"{failure.detail}\nCase: {case}", hint=failure.hint,
+                               measurements=failure.measurements) from None
+
+
+def _expect_single(check, entries, plan, case, hint):
+    """Every rank's parameters after every step equal the grader's one process on all the ranks' samples."""
+    __tracebackhide__ = True
+    steps = problems.expected_ids(plan)
+    model, x, y = problems.build(plan)
+    history = oracle("distributed.single_process", model, x, y, steps, plan["lr"])
+    per_epoch = problems.steps_per_epoch(plan)
+    for s, want in enumerate(history):
+        for rank, entry in enumerate(entries):
+            _expect_params(check, entry["steps"][s].get("params"), want, case=case, hint=hint, tol=SINGLE_TOL,
+                           what=f"rank {rank}'s parameters after step {s % per_epoch} of epoch {s // per_epoch}, "
+                                f"against one process training on every rank's samples of that step")
+
+
+def _plans(seed, world_size, accumulation=1):
+    gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
+    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation)]
+
+
+# ---------------------------------------------------------------- train_ddp
+
+@graded(2, hidden=[{"world_size": 3}])
+def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
+    """In every epoch the ranks' samples (what each rank's dataset gave out) are disjoint and together the whole
+    dataset, every sample once; the order changes from one epoch to the next (``set_epoch``)."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed, world_size):
+        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        share = plan["samples"] // plan["world_size"]
+        seen = [[i for step in e["steps"] for i in step.get("ids", [])] + list(e.get("unstepped", []))
+                for e in entries]
+        orders = []
+        for epoch in range(plan["epochs"]):
+            parts = [ids[epoch * share:(epoch + 1) * share] for ids in seen]
+            owners = {}
+            for rank, part in enumerate(parts):
+                for i in part:
+                    owners.setdefault(i, []).append(rank)
+            twice = {i: r for i, r in owners.items() if len(r) > 1}
+            if twice:
+                i, r = next(iter(sorted(twice.items())))
+                raise CheckFailure(check, f"in epoch {epoch}, sample {i} was given out {len(r)} times (ranks {r}); "
+                                          f"{len(twice)} samples were seen more than once.\nCase: {case}",
+                                   hint=SPLIT_HINT)
+            missing = sorted(set(range(plan["samples"])) - set(owners))
+            if missing:
+                raise CheckFailure(check, f"in epoch {epoch}, samples {missing[:12]} were seen by no rank "
+                                          f"({len(missing)} of {plan['samples']}).\nCase: {case}", hint=SPLIT_HINT)
+            orders.append(parts)
+        if len(orders) > 1 and orders[1] == orders[0]:
+            raise CheckFailure(check, f"every rank saw its samples in the same order in epoch 1 as in epoch 0 "
+                                      f"(rank 0: {orders[0][0]}).\nCase: {case}",
+                               hint="Call `sampler.set_epoch(epoch)` at the start of every epoch: the sampler "
+                                    "shuffles with seed + epoch.")
+
+
+@graded(2, hidden=[{"world_size": 3}], source=[uses("train_ddp", *DDP_NAMES)])
+def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
+    """The model is wrapped in ``DistributedDataParallel`` (read from the source), and after every optimizer step
+    every rank's parameters equal rank 0's."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed, world_size):
+        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        _expect_steps(check, entries, plan, case)
+        for s in range(len(entries[0]["steps"])):
+            for rank in range(1, len(entries)):
+                _expect_params(check, entries[rank]["steps"][s].get("params"), entries[0]["steps"][s].get("params"),
+                               what=f"rank {rank}'s parameters after step {s}, against rank 0's", case=case,
+                               tol=SAME_TOL, hint="Wrap the model, `ddp = DistributedDataParallel(model)`, and "
+                                                  "call `ddp(x)` (not `model(x)`): backward then averages the "
+                                                  "gradients over the ranks.")
+
+
+@graded(3, hidden=[{"world_size": 3}])
+def check_ddp_matches_single(train_ddp, *, seed=0, world_size=2):
+    """Every rank trains on ``DistributedSampler``'s samples for it, and after every step its parameters equal
+    (float32 tolerance) those of one process taking an SGD step on all the ranks' samples of that step."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed, world_size):
+        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        _expect_ids(check, entries, plan, case)
+        _expect_single(check, entries, plan, case,
+                       hint="Use `torch.nn.functional.mse_loss(ddp(x), y)` (a mean), `SGD(lr=lr)` with no momentum, "
+                            "`optimizer.zero_grad()` before every backward, and the DDP-wrapped model.")
+
+
+# ---------------------------------------------------------------- train_accumulate
+
+ACCUMULATE_HINT = ("Divide every micro-batch's loss by `accumulation`, call `backward` on each, and step (then "
+                   "zero the gradients) once every `accumulation` micro-batches.")
+
+
+@graded(3, hidden=[{"world_size": 3}])
+def check_accumulate_matches_single(train_accumulate, *, seed=0, world_size=2):
+    """Every optimizer step takes ``accumulation`` micro-batches of ``DistributedSampler``'s samples on every rank,
+    and the parameters after it equal one process's SGD step on all those samples together."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed, world_size, accumulation=3):
+        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate")
+        _expect_ids(check, entries, plan, case)
+        _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
+
+
+@graded(2, source=[uses_method("train_accumulate", "no_sync")], facts_only_cost=True,
+        worker_facts="the all-reduces DDP made in each optimizer step (a communication hook in the student's process)")
+def check_accumulate_no_sync(train_accumulate, *, seed=0):
+    """``no_sync()`` is entered (read from the source), the parameters are right after every step, and, as measured
+    in the student's process, DDP all-reduced once per optimizer step, not once per micro-batch."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed + 100, 2, accumulation=3):
+        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate")
+        _expect_ids(check, entries, plan, case)
+        _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
+        counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
+        if any(c != 1 for per_rank in counts for c in per_rank):
+            raise CheckFailure(check, f"DDP all-reduced the gradients {counts[0]} times in rank 0's optimizer steps "
+                                      f"(one bucket: once per synchronized backward); with "
+                                      f"accumulation={plan['accumulation']}, it should all-reduce once per step, "
+                                      f"on the last micro-batch.\nCase: {case}",
+                               hint="Run the backward of every micro-batch but the last inside `with "
+                                    "ddp.no_sync():`; the last one's backward all-reduces the accumulated sum.",
+                               measurements={"allreduces": counts[0]})
+
+
+# ---------------------------------------------------------------- average_gradients
+
+AVERAGE_HINT = ("For every parameter with a gradient: `dist.all_reduce(p.grad)` (a sum over the ranks), then "
+                "`p.grad /= dist.get_world_size()`, on every rank.")
+
+
+@graded(3, hidden=[{"world_size": 3}])
+def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
+    """In the grader's data-parallel loop (each rank its share of the samples, no DDP), calling
+    ``average_gradients(model)`` between backward and the step makes every rank's parameters, after every step,
+    those of one process on all the samples."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed + 200, world_size):
+        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
+        _expect_steps(check, entries, plan, case)
+        _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
+
+
+@graded(1, facts_only_cost=True,
+        worker_facts="the torch.distributed.all_reduce calls per step (a TorchFunctionMode in the student's process)")
+def check_average_calls(average_gradients, *, seed=0):
+    """The parameters are right after every step, and, as measured in the student's process, every rank called
+    ``all_reduce`` at least once and at most once per parameter in every step (a flattened buffer counts once)."""
+    __tracebackhide__ = True
+    check = current_check()
+    for plan in _plans(seed + 300, 2):
+        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
+        _expect_steps(check, entries, plan, case)
+        _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
+        parameters = len(entries[0]["steps"][0]["params"])
+        counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
+        if any(type(c) is not int or not 1 <= c <= parameters for per_rank in counts for c in per_rank):
+            raise CheckFailure(check, f"average_gradients called all_reduce {counts[0]} times in rank 0's steps; "
+                                      f"the model has {parameters} parameters, so one step needs at most "
+                                      f"{parameters} (one per gradient).\nCase: {case}",
+                               hint="All-reduce the gradients only, once each: the parameters are already equal "
+                                    "on every rank (same start, same averaged gradient).",
+                               measurements={"allreduces": counts[0]})
+
+
+# ---------------------------------------------------------------- run_ranks
+
+LEFT_HINT = "Join every process you started (`p.join()`), and kill the others when one failed (`p.kill()`)."
+
+
+@graded(2, hidden=[{"sizes": (3, 2)}], facts_only_cost=True,
+        worker_facts="the rank processes still running after run_ranks returned (/proc in the student's process)")
+def check_run_ranks_results(run_ranks, *, seed=0, sizes=(2, 3)):
+    """``run_ranks(fn, world_size, token)`` returns ``[fn(0, world_size, token), fn(1, ...), ...]`` in rank order,
+    where ``fn`` all-reduces across the ranks (only a process group of ``world_size`` ranks gives its sum), and
+    leaves no rank process running."""
+    __tracebackhide__ = True
+    check = current_check()
+    draw = random.Random(1000 + seed)
+    for world_size in sizes:
+        token = draw.randint(1, 10_000)
+        call = f"run_ranks(fn, {world_size}, {token})"
+        answer = handle(run_ranks).beside_within(BESIDE_S, ranks.launcher_results, check, world_size, token)
+        if type(answer) is not dict:
+            raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
+        if "failure" in answer:
+            raise CheckFailure(check, answer["failure"][0], hint=answer["failure"][1])
+        total = float(sum(token + r for r in range(world_size)))
+        want = [[r, world_size, total] for r in range(world_size)]
+        got = answer.get("returned")
+        shown = got if type(got) is list else f"a {got}"
+        if type(got) is not list or [list(v) if isinstance(v, (list, tuple)) else v for v in got] != want:
+            raise CheckFailure(check, f"{call} returned {shown}; each rank's fn returns (rank, world_size, the "
+                                      f"all-reduced sum), so it should return {want}.",
+                               hint="Start one process per rank, join them all into one gloo group, and return "
+                                    "their results ordered by rank.")
+        if answer.get("left"):
+            raise CheckFailure(check, f"{call} returned while {len(answer['left'])} of its rank processes were still "
+                                      f"running.", hint=LEFT_HINT)
+
+
+@graded(2, hidden=[{"world_size": 3}], evidence=("data", "clock"), facts_only_cost=True,
+        worker_facts="the rank processes still running after run_ranks raised (/proc in the student's process)")
+def check_run_ranks_failure(run_ranks, *, seed=0, world_size=2):
+    """When one rank raises while the others wait for it in a barrier, ``run_ranks`` raises an error whose message
+    holds that rank's message (drawn here), within ``FAILURE_BOUND_S`` on the grader's clock, and leaves no rank
+    process running."""
+    __tracebackhide__ = True
+    check = current_check()
+    draw = random.Random(2000 + seed)
+    bad = draw.randrange(world_size)
+    message = f"shard {draw.randint(100, 999)} of rank {bad} is unreadable ({draw.getrandbits(32):08x})"
+    call = f"run_ranks(fn, {world_size}) where rank {bad} raises RuntimeError({message!r})"
+    start = time.monotonic()
+    answer = handle(run_ranks).beside_within(BESIDE_S, ranks.launcher_failure, check, world_size, bad, message)
+    seconds = time.monotonic() - start
+    if type(answer) is not dict:
+        raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
+    hint = ("Have each rank send back its result or its error (a Pipe or a Queue); wait for them in any order; when "
+            "one reports an error, kill the other processes and raise `RuntimeError(f'rank {rank} failed: "
+            "{message}')`. Give the process group a timeout too (`init_process_group(..., timeout=...)`).")
+    if "returned" in answer:
+        raise CheckFailure(check, f"{call} returned a {answer['returned']} instead of raising.", hint=hint)
+    if "late" in answer:
+        raise CheckFailure(check, f"{call} had neither returned nor raised after {answer['late']} s: the other "
+                                  f"ranks wait in a barrier for the rank that failed.", hint=hint)
+    if answer.get("raised") == "NotImplementedError" and not answer.get("message"):
+        raise CheckFailure(check, "run_ranks is not implemented yet (it raised NotImplementedError).",
+                           hint="Replace the `raise NotImplementedError()` line with your code.")
+    raised = answer.get("message")
+    if type(raised) is not str or message not in raised:
+        raise CheckFailure(check, f"{call} raised {answer.get('raised')}: {str(raised)[:300]!r}, which does not "
+                                  f"hold the failed rank's message.", hint=hint)
+    if seconds > problems.FAILURE_BOUND_S:
+        raise CheckFailure(check, f"{call} raised after {seconds:.1f} s; a failed rank should end the job within "
+                                  f"{problems.FAILURE_BOUND_S} s.", hint=hint, measurements={"seconds": seconds})
+    if answer.get("left"):
+        raise CheckFailure(check, f"{call} raised while {len(answer['left'])} of its rank processes were still "
+                                  f"running.", hint=LEFT_HINT)

@@ -1,0 +1,107 @@
+"""The problems the ``distributed`` checks hand to the student's functions, described as plain data (*plans*).
+
+A model and a dataset cannot cross the pipe, and they must be built again in every rank process anyway: so a check
+describes a training problem as a plan (seeds, sizes, world size, learning rate), every rank builds the same model
+and dataset from it (``ranks.py``), and the grader builds its own copy for its single-process oracle. Everything is
+drawn from the plan's seeds, so all copies hold the same values.
+
+Nothing here computes an exercise's answer: it builds models and datasets, and says which samples PyTorch's own
+``DistributedSampler`` gives each rank (the order the exercise asks the student to use).
+"""
+
+import math
+
+import torch
+from torch import nn
+from torch.utils.data import DistributedSampler
+
+# Time limits of the grader's launcher (launcher.launch). Measured 2026-11-24 on this 2-core x86_64 CPU, torch 2.13.0,
+# under the load of two other engineers' test runs (load 5 to 7): a launch of 3 gloo ranks with an empty body (fork,
+# rank 0's TCPStore on 127.0.0.1, two barriers) takes 0.28 s (150 launches, 0 failed); a check's run of the
+# reference (2 or 3 ranks, 2 epochs) 0.1 to 0.4 s.
+GROUP_TIMEOUT_S = 10     # the process group's timeout: a collective that one rank never joins raises after this
+STRAGGLER_S = 3          # after one rank finished, how long the others may take before they are stopped as hung
+#   (honest ranks end within milliseconds of each other: their last collective synchronizes them)
+LAUNCH_DEADLINE_S = 40   # the whole run, start to the last rank's answer
+FAILURE_BOUND_S = 15     # run_ranks must fail within this when a rank raises (checked on the grader's clock)
+
+
+class Recorded(torch.utils.data.Dataset):
+    """A dataset of ``(x[i], y[i])`` pairs that records the index of every sample it gives out (``seen``): the
+    samples a rank trained on, whatever sampler or loader the student put in front of it."""
+
+    def __init__(self, x, y):
+        self.x, self.y, self.seen = x, y, []
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, index):
+        index = int(index)
+        self.seen.append(index)
+        return self.x[index], self.y[index]
+
+
+def _size(gen, low, high):
+    return int(torch.randint(low, high + 1, (1,), generator=gen))
+
+
+def training_plan(gen, *, world_size, accumulation=1, epochs=2):
+    """A plan for :func:`build`: a two-layer tanh network, a regression dataset whose size the ranks' batches divide
+    exactly (every rank takes the same number of full batches: one process on their union is then the same step),
+    a learning rate and the sampler's seed."""
+    batch = _size(gen, 2, 4)
+    steps = _size(gen, 2, 3)
+    return {"seed": int(torch.randint(1 << 30, (1,), generator=gen)), "world_size": world_size,
+            "inputs": _size(gen, 3, 6), "hidden": _size(gen, 4, 8), "batch_size": batch,
+            "accumulation": accumulation, "samples": world_size * batch * accumulation * steps, "epochs": epochs,
+            "lr": round(0.05 + 0.1 * float(torch.rand(1, generator=gen)), 3),
+            "sampler_seed": _size(gen, 0, 999)}
+
+
+def build(plan):
+    """``(model, x, y)`` of ``plan``: the same values in every process that builds them."""
+    gen = torch.Generator().manual_seed(plan["seed"])
+    model = nn.Sequential(nn.Linear(plan["inputs"], plan["hidden"]), nn.Tanh(), nn.Linear(plan["hidden"], 1))
+    with torch.no_grad():
+        for layer in (model[0], model[2]):
+            bound = 1 / math.sqrt(layer.in_features)
+            layer.weight.copy_((torch.rand(layer.weight.shape, generator=gen) * 2 - 1) * bound)
+            layer.bias.copy_((torch.rand(layer.bias.shape, generator=gen) * 2 - 1) * bound)
+    x = torch.randn(plan["samples"], plan["inputs"], generator=gen)
+    y = torch.sin(x.sum(1, keepdim=True)) + 0.1 * torch.randn(plan["samples"], 1, generator=gen)
+    return model, x, y
+
+
+def sampler_order(plan, rank, epoch):
+    """The indices ``DistributedSampler(dataset, num_replicas, rank, shuffle=True, seed)`` gives ``rank`` after
+    ``set_epoch(epoch)``."""
+    sampler = DistributedSampler(range(plan["samples"]), num_replicas=plan["world_size"], rank=rank, shuffle=True,
+                                 seed=plan["sampler_seed"])
+    sampler.set_epoch(epoch)
+    return list(sampler)
+
+
+def steps_per_epoch(plan):
+    return plan["samples"] // (plan["world_size"] * plan["batch_size"] * plan["accumulation"])
+
+
+def expected_ids(plan):
+    """``[step][rank]`` -> the indices that rank trains on in that optimizer step (all its micro-batches, in
+    order), as the exercise asks: ``DistributedSampler`` with the plan's seed, ``set_epoch`` every epoch, batches
+    of ``batch_size`` in the sampler's order."""
+    per_step = plan["batch_size"] * plan["accumulation"]
+    steps = []
+    for epoch in range(plan["epochs"]):
+        orders = [sampler_order(plan, rank, epoch) for rank in range(plan["world_size"])]
+        for s in range(steps_per_epoch(plan)):
+            steps.append([order[s * per_step:(s + 1) * per_step] for order in orders])
+    return steps
+
+
+def describe(plan, call):
+    """The problem, for a student's message."""
+    return (f"{call} on {plan['world_size']} gloo ranks: a Linear({plan['inputs']}, {plan['hidden']}) - Tanh - "
+            f"Linear({plan['hidden']}, 1) network, a dataset of {plan['samples']} samples, batch_size="
+            f"{plan['batch_size']}" + (f", accumulation={plan['accumulation']}" if plan["accumulation"] > 1 else "")
+            + f", epochs={plan['epochs']}, lr={plan['lr']}, seed={plan['sampler_seed']}")

@@ -1,0 +1,254 @@
+"""What runs beside the student's functions (``handle(fn).beside(probe, ...)``): the rank bodies the grader's
+launcher (``launcher.py``) runs, what each rank records, and the probes that call the student's launcher.
+
+The probes build the plan's model and a recording dataset (``problems.Recorded``) in every rank, call the
+student's function through ``call_student`` and send back plain data: the indices each rank's dataset gave out, and
+the parameters after every optimizer step (a global optimizer hook). The all-reduce counts (a communication hook on
+the student's ``DistributedDataParallel``, a ``TorchFunctionMode`` around ``average_gradients``) are measured in
+the student's process: their word, which explains and may cost points, never earns one (docs/security.md).
+"""
+
+import contextlib
+import inspect
+import io
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.overrides import TorchFunctionMode
+
+from ...errors import CheckFailure
+from ...probe_registry import probe
+from ...student import CallTimeout, call_student, time_limit
+from . import problems
+from .launcher import launch
+
+
+# ---------------------------------------------------------------- what every rank records
+
+def _params(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+class StepRecorder:
+    """After every optimizer step (any ``torch.optim`` optimizer, a global hook): the parameters of ``model`` and
+    the indices its dataset gave out since the step before; with ``ddp_calls``, also the number of all-reduces a
+    communication hook saw on the student's ``DistributedDataParallel`` since then."""
+
+    def __init__(self, model, dataset):
+        self.model, self.dataset, self.steps, self.allreduces = model, dataset, [], 0
+        self._given, self._calls = 0, 0
+
+    def _after_step(self, optimizer, args, kwargs):
+        ids = self.dataset.seen[self._given:]
+        self._given = len(self.dataset.seen)
+        self.steps.append({"ids": ids, "params": _params(self.model), "allreduces": self.allreduces - self._calls})
+        self._calls = self.allreduces
+
+    def _count(self, state, bucket):
+        self.allreduces += 1
+        tensor = bucket.buffer().div_(dist.get_world_size())
+        return dist.all_reduce(tensor, async_op=True).get_future().then(lambda f: f.value()[0])
+
+    def _hook_ddp(self, module, args):
+        if isinstance(module, DistributedDataParallel) and not getattr(module, "_grader_counts", False):
+            module._grader_counts = True
+            module.register_comm_hook(None, self._count)
+
+    def __enter__(self):
+        self._handles = [register_optimizer_step_post_hook(self._after_step),
+                         torch.nn.modules.module.register_module_forward_pre_hook(self._hook_ddp)]
+        return self
+
+    def __exit__(self, *exc):
+        for h in self._handles:
+            h.remove()
+
+    def answer(self):
+        return {"steps": self.steps, "unstepped": self.dataset.seen[self._given:]}
+
+
+def _failure(failure):
+    return {"failure": [failure.detail, failure.hint]}
+
+
+def _train_rank(rank, world_size, fn, check, plan, what, keywords):
+    model, x, y = problems.build(plan)
+    dataset = problems.Recorded(x, y)
+    with StepRecorder(model, dataset) as recorder:
+        try:
+            call_student(check, fn, rank, world_size, model, dataset, what=what, **keywords)
+        except CheckFailure as failure:
+            return _failure(failure)
+    return recorder.answer()
+
+
+def _keywords(plan, accumulation=False):
+    keywords = {"batch_size": plan["batch_size"], "epochs": plan["epochs"], "lr": plan["lr"],
+                "seed": plan["sampler_seed"]}
+    if accumulation:
+        keywords["accumulation"] = plan["accumulation"]
+    return keywords
+
+
+def _unfit(fn, what, plan, keywords):
+    """The failure of a call ``fn`` cannot take (its signature refuses these arguments), found before any rank is
+    started: the same TypeError every rank would raise, without the launch (a screen of many wrong candidates, a
+    stub with another signature)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):     # no signature to read (a builtin): the call decides
+        return None
+    try:
+        signature.bind(0, plan["world_size"], None, None, **keywords)
+    except TypeError as error:
+        given = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
+        return {"failure": [f"{what}(rank, world_size, model, dataset, {given}) cannot be called: {error}.",
+                            f"Keep the exercise's signature: def {what}(rank, world_size, model, dataset, *, "
+                            f"{', '.join(keywords)})."]}
+    return None
+
+
+def _ranks_or_failure(result):
+    if "failure" in result:
+        return result
+    for rank, entry in enumerate(result["ranks"]):
+        if "failure" in entry:
+            return {"failure": [f"rank {rank}: {entry['failure'][0]}", entry["failure"][1]]}
+    return result
+
+
+@probe
+def ddp_run(train_ddp, check, plan):
+    """``train_ddp(rank, world_size, model, dataset, batch_size=, epochs=, lr=, seed=)`` in every rank of a fresh
+    gloo group; ``{"ranks": [{"steps": [{"ids", "params", "allreduces"}], "unstepped"}]}`` or ``{"failure"}``."""
+    keywords = _keywords(plan)
+    return _unfit(train_ddp, "train_ddp", plan, keywords) or _ranks_or_failure(
+        launch(plan["world_size"], _train_rank, train_ddp, check, plan, "train_ddp", keywords))
+
+
+@probe
+def accumulate_run(train_accumulate, check, plan):
+    """:func:`ddp_run` for ``train_accumulate(..., accumulation=)``."""
+    keywords = _keywords(plan, accumulation=True)
+    return _unfit(train_accumulate, "train_accumulate", plan, keywords) or _ranks_or_failure(
+        launch(plan["world_size"], _train_rank, train_accumulate, check, plan, "train_accumulate", keywords))
+
+
+class AllReduceCount(TorchFunctionMode):
+    """Counts ``torch.distributed.all_reduce`` calls in its block, however the student imported it."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is dist.all_reduce:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _average_rank(rank, world_size, average_gradients, check, plan):
+    """The grader's own data-parallel loop (its share of ``DistributedSampler``'s order, plain SGD, mean squared
+    error) with the student's ``average_gradients(model)`` between backward and the optimizer step."""
+    model, x, y = problems.build(plan)
+    optimizer = torch.optim.SGD(model.parameters(), lr=plan["lr"])
+    steps = []
+    for ids in problems.expected_ids(plan):
+        optimizer.zero_grad()
+        mine = ids[rank]
+        torch.nn.functional.mse_loss(model(x[mine]), y[mine]).backward()
+        try:
+            with AllReduceCount() as counted:
+                call_student(check, average_gradients, model, what="average_gradients")
+        except CheckFailure as failure:
+            return _failure(failure)
+        optimizer.step()
+        steps.append({"ids": mine, "params": _params(model), "allreduces": counted.calls})
+    return {"steps": steps, "unstepped": []}
+
+
+@probe
+def average_run(average_gradients, check, plan):
+    """The grader's loop with ``average_gradients`` in every rank; the answer as :func:`ddp_run`'s."""
+    return _ranks_or_failure(launch(plan["world_size"], _average_rank, average_gradients, check, plan))
+
+
+# ---------------------------------------------------------------- what the grader hands to the student's launcher
+
+def rank_sum(rank, world_size, token):
+    """A rank body for ``run_ranks``: all-reduces ``token + rank`` and returns ``(rank, world_size, the sum)``: only
+    a real process group of ``world_size`` ranks gives the sum."""
+    torch.set_num_threads(1)
+    value = torch.tensor([float(token + rank)], dtype=torch.float64)
+    dist.all_reduce(value)
+    return rank, world_size, float(value.item())
+
+
+def rank_raises(rank, world_size, bad_rank, message):
+    """A rank body for ``run_ranks``: ``bad_rank`` raises ``RuntimeError(message)``, the others wait in a barrier
+    for it (forever, unless the launcher stops them or the group times out)."""
+    torch.set_num_threads(1)
+    if rank == bad_rank:
+        raise RuntimeError(message)
+    dist.barrier()
+    return rank
+
+
+HELPERS = (b"multiprocessing.resource_tracker", b"multiprocessing.forkserver")   # a launcher's long-lived helpers
+
+
+def _children():
+    """This process's live child processes (their pids), read from /proc: the ranks a launcher left behind. The
+    helpers ``multiprocessing`` keeps for the process's lifetime (its resource tracker, started by a ``spawn``
+    context's queue; a forkserver) are not ranks."""
+    me, found = str(os.getpid()), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                if fields[1] != me or fields[0] == "Z":
+                    continue
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    command = cmdline.read()
+            except OSError:
+                continue
+            if not any(helper in command for helper in HELPERS):
+                found.append(int(entry))
+    return found
+
+
+@probe
+def launcher_results(run_ranks, check, world_size, token):
+    """``run_ranks(rank_sum, world_size, token)``: ``{"returned": value, "left": pids}`` or ``{"failure"}``."""
+    before = set(_children())
+    try:
+        value = call_student(check, run_ranks, rank_sum, world_size, token, what="run_ranks",
+                             timeout=problems.LAUNCH_DEADLINE_S)
+    except CheckFailure as failure:
+        return _failure(failure)
+    if isinstance(value, tuple):
+        value = list(value)
+    return {"returned": value if isinstance(value, list) else type(value).__name__,
+            "left": sorted(set(_children()) - before)}
+
+
+@probe
+def launcher_failure(run_ranks, check, world_size, bad_rank, message):
+    """``run_ranks(rank_raises, world_size, bad_rank, message)``, which must raise: ``{"raised": "Type",
+    "message": text, "left": pids}``; ``{"returned": type name}`` when it returned, ``{"late": seconds}`` when it
+    had not finished after ``LAUNCH_DEADLINE_S``. What it prints is dropped."""
+    before = set(_children())
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                time_limit(problems.LAUNCH_DEADLINE_S):
+            value = run_ranks(rank_raises, world_size, bad_rank, message)
+    except CallTimeout:
+        return {"late": problems.LAUNCH_DEADLINE_S, "left": sorted(set(_children()) - before)}
+    except BaseException as error:  # noqa: BLE001 - the failure the launcher must raise, whatever its type
+        return {"raised": type(error).__name__, "message": str(error)[:4000],
+                "left": sorted(set(_children()) - before)}
+    return {"returned": type(value).__name__, "left": sorted(set(_children()) - before)}

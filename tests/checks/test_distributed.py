@@ -1,0 +1,214 @@
+"""The distributed checks: the source rules that earn the DDP and no_sync points, the facts that only cost, the
+grader's launcher (bounded, and no rank outlives it), and the messages of the launcher's failures."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from autograder.checks import distributed
+from autograder.checks.distributed import launcher, problems
+from autograder.checks.distributed.rules import uses_method
+from autograder.source_rules import rule_findings, uses
+from autograder.submitted_source import Submission
+from tests.mutants.distributed import _accumulating
+from tests.proving import failing_among, reference, run_check, with_replacements
+
+TOPIC = "distributed"
+NO_SYNC_RULE = uses_method("train_accumulate", "no_sync")
+DDP_RULE = uses("train_ddp", *distributed.DDP_NAMES)
+
+
+def _findings(rule, text):
+    return rule_findings(rule, Submission.from_text(text))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("text", [
+    "def train_accumulate(rank, world_size, model, dataset, **kw):\n    with model.no_sync():\n        pass\n",
+    "import contextlib\ndef train_accumulate(rank, world_size, model, dataset, **kw):\n"
+    "    ctx = model.no_sync if kw else contextlib.nullcontext\n    with ctx():\n        pass\n",
+    "def train_accumulate(rank, world_size, model, dataset, **kw):\n    return micro(model)\n"
+    "def micro(ddp):\n    with ddp.no_sync():\n        pass\n",
+])
+def test_the_no_sync_rule_sees_every_spelling(text):
+    assert _findings(NO_SYNC_RULE, text) == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("text", [
+    "def train_accumulate(rank, world_size, model, dataset, **kw):\n    # model.no_sync() would help\n    pass\n",
+    "def train_accumulate(rank, world_size, model, dataset, **kw):\n    return 'no_sync'\n",
+    "def train_accumulate(rank, world_size, model, dataset, **kw):\n    pass\ndef unused(m):\n    m.no_sync()\n",
+])
+def test_the_no_sync_rule_needs_the_method_in_the_answer(text):
+    assert [f.construct for f in _findings(NO_SYNC_RULE, text)] == ["`train_accumulate` never uses `.no_sync()`"]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("text", [
+    "from torch.nn.parallel import DistributedDataParallel as DDP\ndef train_ddp(*a, **k):\n    DDP(None)\n",
+    "import torch\ndef train_ddp(*a, **k):\n    torch.nn.parallel.DistributedDataParallel(None)\n",
+    "from torch import nn\ndef train_ddp(*a, **k):\n    nn.parallel.DistributedDataParallel(None)\n",
+    "import torch.nn.parallel as par\ndef train_ddp(*a, **k):\n    par.DistributedDataParallel(None)\n",
+])
+def test_the_ddp_rule_sees_every_spelling(text):
+    assert _findings(DDP_RULE, text) == []
+
+
+def test_no_sync_only_mentioned_loses_the_item_on_the_count():
+    """A ``no_sync`` that is never entered passes the source rule; the all-reduce count (the student's process's
+    word, which may cost) then takes the item, with the count in the message."""
+    def train_accumulate(rank, world_size, model, dataset, **keywords):
+        if keywords.get("never"):
+            model.no_sync()
+        return _accumulating(no_sync=None)(rank, world_size, model, dataset, **keywords)
+
+    failed = failing_among(TOPIC, with_replacements(TOPIC, {"train_accumulate": train_accumulate}),
+                           {"check_accumulate_no_sync"})
+    assert "all-reduced the gradients [3, 3, 3, 3] times" in failed["check_accumulate_no_sync"]
+
+
+def test_set_epoch_missing_is_named():
+    from tests.mutants.distributed import MUTANTS
+
+    replacements, _ = MUTANTS["train_ddp never calls set_epoch (every epoch the same order)"]
+    result = run_check(distributed.check_ddp_data_split, with_replacements(TOPIC, replacements))
+    assert "same order in epoch 1 as in epoch 0" in result.message and "set_epoch(epoch)" in result.message
+
+
+def _descendants():
+    """The pids of every process below this one (read from /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [os.getpid()]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _hangs_with_a_child(rank, world_size):
+    """Rank 1 starts a process of its own (a DataLoader worker, say) and then never finishes."""
+    if rank == 1:
+        if os.fork() == 0:
+            signal.pause()
+        time.sleep(1000)
+    return rank
+
+
+def test_a_hung_rank_is_stopped_and_nothing_survives_the_launch():
+    before = set(_descendants())
+    start = time.monotonic()
+    answer = launcher.launch(2, _hangs_with_a_child)
+    seconds = time.monotonic() - start
+    assert f"rank 1 was still running {problems.STRAGGLER_S} s after rank 0 finished" in answer["failure"][0]
+    assert seconds < problems.STRAGGLER_S + 3
+    assert set(_descendants()) - before == set()
+
+
+def _raises_on_rank_0(rank, world_size):
+    if rank == 0:
+        raise ValueError("drawn message 8127")
+    import torch.distributed as dist
+
+    dist.barrier()
+
+
+@pytest.mark.quick
+def test_a_rank_that_raises_ends_the_launch_at_once():
+    before = set(_descendants())
+    start = time.monotonic()
+    answer = launcher.launch(3, _raises_on_rank_0)
+    assert time.monotonic() - start < 3
+    assert answer["failure"][0].startswith("rank 0 failed: ValueError: drawn message 8127")
+    assert set(_descendants()) - before == set()
+
+
+def test_the_reference_launcher_leaves_no_process(monkeypatch):
+    before = set(_descendants())
+    namespace = reference(TOPIC)
+    for check in (distributed.check_run_ranks_results, distributed.check_run_ranks_failure):
+        assert run_check(check, namespace).passed
+    assert set(_descendants()) - before == set()
+
+
+def test_a_launcher_that_never_returns_fails_on_the_deadline(monkeypatch):
+    monkeypatch.setattr(problems, "LAUNCH_DEADLINE_S", 2)
+
+    def run_ranks(fn, world_size, *args):
+        time.sleep(1000)
+
+    start = time.monotonic()
+    result = run_check(distributed.check_run_ranks_failure, with_replacements(TOPIC, {"run_ranks": run_ranks}))
+    assert time.monotonic() - start < 5
+    assert "had neither returned nor raised after 2 s" in result.message
+
+
+@pytest.mark.quick
+def test_the_gradescope_bundle_refuses_the_assignment_saying_why():
+    from autograder.course.gradescope import bundle
+
+    with pytest.raises(bundle.BundleError) as refused:
+        bundle.config(TOPIC, "waive", "immediate", {})
+    assert "AF_UNIX" in str(refused.value) and "python -m autograder grade" in str(refused.value)
+
+
+@pytest.mark.e2e
+def test_every_item_passes_in_the_sandbox_over_its_own_loopback(tmp_path):
+    """The trusted grader's real path: the reference's cells in a bubblewrap worker (its own network namespace, only
+    ``lo``), every item graded here, hidden variants (3 ranks) included. gloo's ranks and their store talk over that
+    ``lo``."""
+    from autograder.checks import items_of
+    from autograder.engine.results import grade_item
+    from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, sandbox_launcher
+    from tests.proving import ROOT
+
+    folder = tmp_path / "worker"
+    folder.mkdir()
+    worker = NotebookWorker([], sandbox_launcher, str(folder))
+    try:
+        cell = (ROOT / "solutions" / f"{TOPIC}.py").read_text()
+        worker.cells = [("submission", cell)]
+        worker.live().request("cell", cell, timeout=120)
+        results = [grade_item(item, RemoteNamespace(worker), seed=5) for item in items_of(TOPIC)]
+    finally:
+        worker.close()
+    assert {r.item: r.message for r in results if not r.passed} == {}
+
+
+GLOO_UNDER_FILTER = """
+import datetime, tempfile
+import torch.distributed as dist
+try:
+    dist.init_process_group("gloo", init_method="file://" + tempfile.mkdtemp() + "/store", rank=0, world_size=1,
+                            timeout=datetime.timedelta(seconds=5))
+    print("gloo ok")
+except RuntimeError as error:
+    print("gloo refused:", error)
+"""
+
+
+def test_gloo_cannot_run_in_the_gradescope_fallback_sandbox(tmp_path):
+    """Why the bundle is refused: under the fallback's seccomp filter (only AF_UNIX sockets) gloo cannot form even a
+    group of one rank, with a file store and no TCPStore."""
+    import subprocess
+    import sys
+
+    from autograder.course.gradescope import seccomp
+
+    if not seccomp.supported():
+        pytest.skip("no seccomp filter on this machine")
+    done = subprocess.run([sys.executable, seccomp.__file__, "deny-network", "--", sys.executable, "-c",
+                           GLOO_UNDER_FILTER], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "gloo refused: Cannot resolve 127.0.0.1 to a (local) address" in done.stdout, done.stdout + done.stderr
