@@ -1,69 +1,13 @@
-"""A second correct solution, written differently from the reference: a launcher that rendezvous through a file
-(``init_method="file://..."``) and collects answers from one Queue, polling the processes' exit codes; DDP imported
-through the module alias with batches built by hand from the sampler's indices; accumulation choosing its context
-(``no_sync()`` or ``nullcontext()``) per micro-batch; and the gradients averaged in one flat buffer (one
-``all_reduce`` per step)."""
+"""A second correct solution, written differently from the reference: DDP imported through the module alias with
+batches built by hand from the sampler's indices; accumulation choosing its context (``no_sync()`` or
+``nullcontext()``) per micro-batch; and the gradients averaged in one flat buffer (one ``all_reduce`` per step)."""
 
 import contextlib
-import datetime
-import multiprocessing
-import os
-import queue
-import tempfile
-import threading
 
 import torch
 import torch.distributed as dist
 import torch.nn.parallel as parallel
 from torch.utils.data import DistributedSampler
-
-
-def _worker(fn, rank, world_size, path, args, answers):
-    torch.set_num_threads(1)
-    dist.init_process_group(backend="gloo", init_method=f"file://{path}", rank=rank, world_size=world_size,
-                            timeout=datetime.timedelta(seconds=8))
-    try:
-        value = fn(rank, world_size, *args)
-    except BaseException as error:
-        answers.put((rank, repr(error), None))
-        answers.close()
-        answers.join_thread()           # the error is in the pipe before this rank does anything else
-        threading.Event().wait()        # then stay, so no peer fails on a closed connection first: the launcher kills
-    answers.put((rank, None, value))
-    answers.close()
-    answers.join_thread()
-    dist.destroy_process_group()
-
-
-def run_ranks(fn, world_size, *args):
-    context = multiprocessing.get_context("fork")
-    answers = context.Queue()
-    folder = tempfile.mkdtemp()
-    workers = [context.Process(target=_worker, args=(fn, r, world_size, os.path.join(folder, "rendezvous"), args,
-                                                     answers)) for r in range(world_size)]
-    for w in workers:
-        w.start()
-    out = [None] * world_size
-    pending = set(range(world_size))
-    try:
-        while pending:
-            try:
-                rank, error, value = answers.get(timeout=0.2)
-            except queue.Empty:
-                dead = [r for r in pending if workers[r].exitcode not in (None, 0)]
-                if dead:
-                    raise RuntimeError(f"rank {dead[0]} died (exit code {workers[dead[0]].exitcode})") from None
-                continue
-            if error is not None:
-                raise RuntimeError(f"rank {rank}: {error}")
-            out[rank] = value
-            pending.discard(rank)
-        return out
-    finally:
-        for w in workers:
-            w.kill()
-            w.join()
-        answers.close()
 
 
 def _batches(dataset, indices, size):

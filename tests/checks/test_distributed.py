@@ -1,5 +1,6 @@
 """The distributed checks: the source rules that earn the DDP and no_sync points, the facts that only cost, the
-grader's launcher (bounded, and no rank outlives it), and the messages of the launcher's failures."""
+grader's launcher (bounded, no rank outlives it, and a rank that raises fails the whole job at once with its
+message), and the messages of the launcher's failures."""
 
 import os
 import signal
@@ -10,6 +11,7 @@ import pytest
 from autograder.checks import distributed
 from autograder.checks.distributed import launcher, problems
 from autograder.checks.distributed.rules import uses_method
+from autograder.errors import CheckFailure
 from autograder.source_rules import rule_findings, uses
 from autograder.submitted_source import Submission
 from tests.mutants.distributed import _accumulating
@@ -135,24 +137,69 @@ def test_a_rank_that_raises_ends_the_launch_at_once():
     assert set(_descendants()) - before == set()
 
 
-def test_the_reference_launcher_leaves_no_process(monkeypatch):
+class _RaisesOnOneRank:
+    """A student's ``train_ddp`` that raises on ``bad`` while the other ranks go on into DDP's first collective
+    (the broadcast of the parameters in its constructor), where they wait for the rank that failed, forever but for
+    the launcher."""
+
+    def __init__(self, bad, message):
+        from tests.mutants.distributed import _training
+
+        self.bad, self.message, self.train = bad, message, _training()
+
+    def __call__(self, rank, world_size, model, dataset, **keywords):
+        if rank == self.bad:
+            raise RuntimeError(self.message)
+        return self.train(rank, world_size, model, dataset, **keywords)
+
+
+@pytest.mark.parametrize("world_size, bad", [(2, 1), (3, 0)])
+def test_a_train_ddp_that_raises_on_one_rank_fails_at_once_with_its_message(world_size, bad):
+    """The property the lesson's launcher teaches, proven as the grader's: the job fails as a whole, promptly (well
+    before the straggler limit), with the failed rank's own message, and no rank process survives."""
+    message = f"shard {417 + world_size} of rank {bad} is unreadable"
+    check_ddp = distributed.check_ddp_matches_single
+    launcher.launch(1, _returns_rank)       # torch._dynamo imported once, out of the timed call
     before = set(_descendants())
-    namespace = reference(TOPIC)
-    for check in (distributed.check_run_ranks_results, distributed.check_run_ranks_failure):
-        assert run_check(check, namespace).passed
+    start = time.monotonic()
+    result = run_check(check_ddp, with_replacements(TOPIC, {"train_ddp": _RaisesOnOneRank(bad, message)}),
+                       world_size=world_size)
+    seconds = time.monotonic() - start
+    assert not result.passed
+    assert result.message.startswith(f"[check_ddp_matches_single] rank {bad}: train_ddp({bad}, {world_size}, ")
+    assert f"raised RuntimeError: {message}" in result.message
+    assert seconds < problems.STRAGGLER_S, seconds
     assert set(_descendants()) - before == set()
 
 
-def test_a_launcher_that_never_returns_fails_on_the_deadline(monkeypatch):
-    monkeypatch.setattr(problems, "LAUNCH_DEADLINE_S", 2)
+def _returns_rank(rank, world_size):
+    return rank
 
-    def run_ranks(fn, world_size, *args):
-        time.sleep(1000)
 
+def _fails_the_check_on_rank_1(rank, world_size):
+    if rank == 1:
+        raise CheckFailure("check_x", "average_gradients(model) raised KeyError: 7", hint="Run that call yourself.")
+    import torch.distributed as dist
+
+    dist.barrier()
+
+
+@pytest.mark.quick
+def test_a_rank_whose_student_call_failed_ends_the_launch_with_the_check_message():
+    before = set(_descendants())
     start = time.monotonic()
-    result = run_check(distributed.check_run_ranks_failure, with_replacements(TOPIC, {"run_ranks": run_ranks}))
-    assert time.monotonic() - start < 5
-    assert "had neither returned nor raised after 2 s" in result.message
+    answer = launcher.launch(2, _fails_the_check_on_rank_1)
+    assert time.monotonic() - start < 3
+    assert answer["failure"] == ["rank 1: average_gradients(model) raised KeyError: 7", "Run that call yourself."]
+    assert set(_descendants()) - before == set()
+
+
+def test_the_reference_training_leaves_no_process():
+    before = set(_descendants())
+    namespace = reference(TOPIC)
+    for check in (distributed.check_ddp_matches_single, distributed.check_average_matches_single):
+        assert run_check(check, namespace).passed
+    assert set(_descendants()) - before == set()
 
 
 @pytest.mark.quick

@@ -4,13 +4,6 @@
 student objects come from the reference solution.
 """
 
-import datetime
-import multiprocessing as mp
-import pickle
-import socket
-import time
-from multiprocessing.connection import wait
-
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
@@ -88,50 +81,6 @@ def average_data_not_grad(model):
         p.data /= dist.get_world_size()
 
 
-def _rank(fn, rank, world_size, port, args, conn):
-    try:
-        store = dist.TCPStore("127.0.0.1", port, world_size, rank == 0)
-        dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
-                                timeout=datetime.timedelta(seconds=10))
-        dist.barrier()
-        result = fn(rank, world_size, *args)
-    except Exception as error:
-        conn.send_bytes(pickle.dumps((False, f"{type(error).__name__}: {error}")))
-        time.sleep(15)          # as the reference: wait to be stopped
-        return
-    conn.send_bytes(pickle.dumps((True, result)))
-
-
-def _launcher(*, keep_message=True, stop_others=True):
-    def run_ranks(fn, world_size, *args):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        ctx = mp.get_context("fork")
-        pipes = [ctx.Pipe(duplex=False) for _ in range(world_size)]
-        procs = [ctx.Process(target=_rank, args=(fn, r, world_size, port, args, pipes[r][1]), daemon=True)
-                 for r in range(world_size)]
-        for p in procs:
-            p.start()
-        conns = [mine for mine, _ in pipes]
-        results = {}
-        while len(results) < world_size:
-            for conn in wait([c for r, c in enumerate(conns) if r not in results], timeout=60):
-                rank = conns.index(conn)
-                ok, value = pickle.loads(conn.recv_bytes())
-                if not ok:
-                    if stop_others:
-                        for p in procs:
-                            p.kill()
-                            p.join()
-                    raise RuntimeError(f"rank {rank} failed: {value}" if keep_message else f"rank {rank} failed")
-                results[rank] = value
-        for p in procs:
-            p.join()
-        return [results[r] for r in range(world_size)]
-    return run_ranks
-
-
 MUTANTS = {
     "train_ddp never calls set_epoch (every epoch the same order)": (
         {"train_ddp": _training(set_epoch=False)}, {"check_ddp_data_split", "check_ddp_matches_single"}),
@@ -159,8 +108,4 @@ MUTANTS = {
         {"average_gradients": average_params_too}, {"check_average_calls"}),
     "average_gradients averages the parameters, not the gradients": (
         {"average_gradients": average_data_not_grad}, {"check_average_matches_single", "check_average_calls"}),
-    "run_ranks raises without the failed rank's message": (
-        {"run_ranks": _launcher(keep_message=False)}, {"check_run_ranks_failure"}),
-    "run_ranks raises without stopping the other ranks": (
-        {"run_ranks": _launcher(stop_others=False)}, {"check_run_ranks_failure"}),
 }

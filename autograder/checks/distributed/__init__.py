@@ -1,21 +1,19 @@
 """Checks for the ``distributed`` assignment: data-parallel training on 2 and 3 CPU processes with gloo.
 
 ``train_ddp`` (``DistributedDataParallel`` and ``DistributedSampler`` with ``set_epoch``), ``train_accumulate``
-(gradient accumulation with ``no_sync()``), ``average_gradients`` (DDP's all-reduce written by hand) and
-``run_ranks`` (a launcher that fails as a whole, with the failed rank's message, when one rank raises). The grader
-starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``ranks.py``); every rank sends back
-the samples its dataset gave out and its parameters after every optimizer step, and the grader compares them with
-its own single-process run of the same plan (``autograder/oracles/distributed.py``).
+(gradient accumulation with ``no_sync()``) and ``average_gradients`` (DDP's all-reduce written by hand). The grader
+starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``ranks.py``); every rank
+sends back the samples its dataset gave out and its parameters after every optimizer step, and the grader compares
+them with its own single-process run of the same plan (``autograder/oracles/distributed.py``). A rank whose call
+raises ends the whole launch at once, and the item fails with that rank's message.
+
+The lesson's launcher, ``run_ranks``, is given code, not an exercise: the grader's own launcher ships in the kit
+(the checks need it in the student's process), so it cannot also be an answer the student is graded on.
 
 Which evidence earns which point (docs/distributed.md): samples and parameters are data; that ``train_ddp`` wraps
 the model in ``DistributedDataParallel`` and that ``train_accumulate`` enters ``no_sync()`` are read from the
-submitted source; the launcher's failure is data (the message drawn here) on the grader's clock. The all-reduce
-counts and the rank processes left running are measured in the student's process: they explain and cost, never
-earn.
+submitted source. The all-reduce counts are measured in the student's process: they explain and cost, never earn.
 """
-
-import random
-import time
 
 import torch
 
@@ -264,79 +262,3 @@ def check_average_calls(average_gradients, *, seed=0):
                                hint="All-reduce the gradients only, once each: the parameters are already equal "
                                     "on every rank (same start, same averaged gradient).",
                                measurements={"allreduces": counts[0]})
-
-
-# ---------------------------------------------------------------- run_ranks
-
-LEFT_HINT = "Join every process you started (`p.join()`), and kill the others when one failed (`p.kill()`)."
-
-
-@graded(2, hidden=[{"sizes": (3, 2)}], facts_only_cost=True,
-        worker_facts="the rank processes still running after run_ranks returned (/proc in the student's process)")
-def check_run_ranks_results(run_ranks, *, seed=0, sizes=(2, 3)):
-    """``run_ranks(fn, world_size, token)`` returns ``[fn(0, world_size, token), fn(1, ...), ...]`` in rank order,
-    where ``fn`` all-reduces across the ranks (only a process group of ``world_size`` ranks gives its sum), and
-    leaves no rank process running."""
-    __tracebackhide__ = True
-    check = current_check()
-    draw = random.Random(1000 + seed)
-    for world_size in sizes:
-        token = draw.randint(1, 10_000)
-        call = f"run_ranks(fn, {world_size}, {token})"
-        answer = handle(run_ranks).beside_within(BESIDE_S, ranks.launcher_results, check, world_size, token)
-        if type(answer) is not dict:
-            raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
-        if "failure" in answer:
-            raise CheckFailure(check, answer["failure"][0], hint=answer["failure"][1])
-        total = float(sum(token + r for r in range(world_size)))
-        want = [[r, world_size, total] for r in range(world_size)]
-        got = answer.get("returned")
-        shown = got if type(got) is list else f"a {got}"
-        if type(got) is not list or [list(v) if isinstance(v, (list, tuple)) else v for v in got] != want:
-            raise CheckFailure(check, f"{call} returned {shown}; each rank's fn returns (rank, world_size, the "
-                                      f"all-reduced sum), so it should return {want}.",
-                               hint="Start one process per rank, join them all into one gloo group, and return "
-                                    "their results ordered by rank.")
-        if answer.get("left"):
-            raise CheckFailure(check, f"{call} returned while {len(answer['left'])} of its rank processes were still "
-                                      f"running.", hint=LEFT_HINT)
-
-
-@graded(2, hidden=[{"world_size": 3}], evidence=("data", "clock"), facts_only_cost=True,
-        worker_facts="the rank processes still running after run_ranks raised (/proc in the student's process)")
-def check_run_ranks_failure(run_ranks, *, seed=0, world_size=2):
-    """When one rank raises while the others wait for it in a barrier, ``run_ranks`` raises an error whose message
-    holds that rank's message (drawn here), within ``FAILURE_BOUND_S`` on the grader's clock, and leaves no rank
-    process running."""
-    __tracebackhide__ = True
-    check = current_check()
-    draw = random.Random(2000 + seed)
-    bad = draw.randrange(world_size)
-    message = f"shard {draw.randint(100, 999)} of rank {bad} is unreadable ({draw.getrandbits(32):08x})"
-    call = f"run_ranks(fn, {world_size}) where rank {bad} raises RuntimeError({message!r})"
-    start = time.monotonic()
-    answer = handle(run_ranks).beside_within(BESIDE_S, ranks.launcher_failure, check, world_size, bad, message)
-    seconds = time.monotonic() - start
-    if type(answer) is not dict:
-        raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
-    hint = ("Have each rank send back its result or its error (a Pipe or a Queue); wait for them in any order; when "
-            "one reports an error, kill the other processes and raise `RuntimeError(f'rank {rank} failed: "
-            "{message}')`. Give the process group a timeout too (`init_process_group(..., timeout=...)`).")
-    if "returned" in answer:
-        raise CheckFailure(check, f"{call} returned a {answer['returned']} instead of raising.", hint=hint)
-    if "late" in answer:
-        raise CheckFailure(check, f"{call} had neither returned nor raised after {answer['late']} s: the other "
-                                  f"ranks wait in a barrier for the rank that failed.", hint=hint)
-    if answer.get("raised") == "NotImplementedError" and not answer.get("message"):
-        raise CheckFailure(check, "run_ranks is not implemented yet (it raised NotImplementedError).",
-                           hint="Replace the `raise NotImplementedError()` line with your code.")
-    raised = answer.get("message")
-    if type(raised) is not str or message not in raised:
-        raise CheckFailure(check, f"{call} raised {answer.get('raised')}: {str(raised)[:300]!r}, which does not "
-                                  f"hold the failed rank's message.", hint=hint)
-    if seconds > problems.FAILURE_BOUND_S:
-        raise CheckFailure(check, f"{call} raised after {seconds:.1f} s; a failed rank should end the job within "
-                                  f"{problems.FAILURE_BOUND_S} s.", hint=hint, measurements={"seconds": seconds})
-    if answer.get("left"):
-        raise CheckFailure(check, f"{call} raised while {len(answer['left'])} of its rank processes were still "
-                                  f"running.", hint=LEFT_HINT)

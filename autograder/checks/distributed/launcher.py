@@ -20,14 +20,16 @@ from multiprocessing import connection, get_context
 import torch
 import torch.distributed as dist
 
+from ...errors import CheckFailure
 from . import problems
 
 
 def _rank_main(rank, world_size, port, body, args, conn):
     """A rank process: its own process group (so that stopping it stops what it started), stdin and stdout away
     from the worker's pipe, one thread, the gloo group, ``body(rank, world_size, *args)``; the answer goes back
-    pickled: ``("ok", value)``, ``("raised", text)`` (the body raised), ``("setup", text)`` (the group could not be
-    formed: the grader's failure, which :func:`launch` tries again).
+    pickled: ``("ok", value)``, ``("failed", [detail, hint])`` (the body raised a ``CheckFailure``: the student's
+    call failed in this rank, with its message), ``("raised", text)`` (the body raised anything else),
+    ``("setup", text)`` (the group could not be formed: the grader's failure, which :func:`launch` tries again).
 
     A rank never leaves while others may still need it: gloo closes a leaving rank's connections, and a rank still
     connecting its mesh or waiting in a collective then fails too ("Connection closed by peer"; 5 of 150 launches
@@ -50,6 +52,8 @@ def _rank_main(rank, world_size, port, body, args, conn):
     else:
         try:
             answer, hold = ("ok", body(rank, world_size, *args)), None
+        except CheckFailure as failure:
+            answer, hold = ("failed", [failure.detail, failure.hint]), problems.LAUNCH_DEADLINE_S
         except BaseException as error:  # noqa: BLE001 - any failure of the body is reported, never raised here
             answer, hold = ("raised", f"{type(error).__name__}: {str(error)[:1000]}"), problems.LAUNCH_DEADLINE_S
     try:
@@ -75,7 +79,8 @@ def _stop(procs):
 
 def launch(world_size, body, *args):
     """Run ``body(rank, world_size, *args)`` in ``world_size`` gloo ranks; returns ``{"ranks": [value, ...]}`` in
-    rank order, or ``{"failure": [detail, hint]}`` (a rank raised, hung or died). No rank outlives the call. A group
+    rank order, or ``{"failure": [detail, hint]}`` (a rank raised, hung or died). The first rank that raises ends
+    the launch at once, with its message: the others may wait for it in a collective it never reaches. No rank outlives the call. A group
     that could not be formed is the grader's failure, not the student's: tried ``SETUP_TRIES`` times, then raised
     (a grader error, never a 0).
 
@@ -152,6 +157,9 @@ def _collect(procs, conns):
                                            f"{procs[rank].exitcode})")
             if answers[rank][0] == "setup":
                 return {"setup": f"rank {rank}: {answers[rank][1]}"}
+            if answers[rank][0] == "failed":
+                detail, hint = answers[rank][1]
+                return {"failure": [f"rank {rank}: {detail}", hint], "rank": rank}
             if answers[rank][0] != "ok":
                 return {"failure": [f"rank {rank} failed: {answers[rank][1]}",
                                     "Run the same call in the notebook (the lesson's launcher shows every rank's "

@@ -1,17 +1,16 @@
 """What runs beside the student's functions (``handle(fn).beside(probe, ...)``): the rank bodies the grader's
-launcher (``launcher.py``) runs, what each rank records, and the probes that call the student's launcher.
+launcher (``launcher.py``) runs, and what each rank records.
 
 The probes build the plan's model and a recording dataset (``problems.Recorded``) in every rank, call the
 student's function through ``call_student`` and send back plain data: the indices each rank's dataset gave out, and
-the parameters after every optimizer step (a global optimizer hook). The all-reduce counts (a communication hook on
+the parameters after every optimizer step (a global optimizer hook). A student's call that fails in a rank raises its
+``CheckFailure`` out of the body: the launcher then ends the whole launch at once with that rank's message, instead
+of waiting for the other ranks, which may be blocked in a collective the failed rank never reaches. The all-reduce counts (a communication hook on
 the student's ``DistributedDataParallel``, a ``TorchFunctionMode`` around ``average_gradients``) are measured in
 the student's process: their word, which explains and may cost points, never earns one (docs/security.md).
 """
 
-import contextlib
 import inspect
-import io
-import os
 
 import torch
 import torch.distributed as dist
@@ -19,9 +18,8 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.overrides import TorchFunctionMode
 
-from ...errors import CheckFailure
 from ...probe_registry import probe
-from ...student import CallTimeout, call_student, time_limit
+from ...student import call_student
 from . import problems
 from .launcher import launch
 
@@ -70,18 +68,11 @@ class StepRecorder:
         return {"steps": self.steps, "unstepped": self.dataset.seen[self._given:]}
 
 
-def _failure(failure):
-    return {"failure": [failure.detail, failure.hint]}
-
-
 def _train_rank(rank, world_size, fn, check, plan, what, keywords):
     model, x, y = problems.build(plan)
     dataset = problems.Recorded(x, y)
     with StepRecorder(model, dataset) as recorder:
-        try:
-            call_student(check, fn, rank, world_size, model, dataset, what=what, **keywords)
-        except CheckFailure as failure:
-            return _failure(failure)
+        call_student(check, fn, rank, world_size, model, dataset, what=what, **keywords)   # a failure ends the launch
     return recorder.answer()
 
 
@@ -111,30 +102,21 @@ def _unfit(fn, what, plan, keywords):
     return None
 
 
-def _ranks_or_failure(result):
-    if "failure" in result:
-        return result
-    for rank, entry in enumerate(result["ranks"]):
-        if "failure" in entry:
-            return {"failure": [f"rank {rank}: {entry['failure'][0]}", entry["failure"][1]]}
-    return result
-
-
 @probe
 def ddp_run(train_ddp, check, plan):
     """``train_ddp(rank, world_size, model, dataset, batch_size=, epochs=, lr=, seed=)`` in every rank of a fresh
     gloo group; ``{"ranks": [{"steps": [{"ids", "params", "allreduces"}], "unstepped"}]}`` or ``{"failure"}``."""
     keywords = _keywords(plan)
-    return _unfit(train_ddp, "train_ddp", plan, keywords) or _ranks_or_failure(
-        launch(plan["world_size"], _train_rank, train_ddp, check, plan, "train_ddp", keywords))
+    return _unfit(train_ddp, "train_ddp", plan, keywords) or launch(
+        plan["world_size"], _train_rank, train_ddp, check, plan, "train_ddp", keywords)
 
 
 @probe
 def accumulate_run(train_accumulate, check, plan):
     """:func:`ddp_run` for ``train_accumulate(..., accumulation=)``."""
     keywords = _keywords(plan, accumulation=True)
-    return _unfit(train_accumulate, "train_accumulate", plan, keywords) or _ranks_or_failure(
-        launch(plan["world_size"], _train_rank, train_accumulate, check, plan, "train_accumulate", keywords))
+    return _unfit(train_accumulate, "train_accumulate", plan, keywords) or launch(
+        plan["world_size"], _train_rank, train_accumulate, check, plan, "train_accumulate", keywords)
 
 
 class AllReduceCount(TorchFunctionMode):
@@ -160,11 +142,8 @@ def _average_rank(rank, world_size, average_gradients, check, plan):
         optimizer.zero_grad()
         mine = ids[rank]
         torch.nn.functional.mse_loss(model(x[mine]), y[mine]).backward()
-        try:
-            with AllReduceCount() as counted:
-                call_student(check, average_gradients, model, what="average_gradients")
-        except CheckFailure as failure:
-            return _failure(failure)
+        with AllReduceCount() as counted:
+            call_student(check, average_gradients, model, what="average_gradients")   # a failure ends the launch
         optimizer.step()
         steps.append({"ids": mine, "params": _params(model), "allreduces": counted.calls})
     return {"steps": steps, "unstepped": []}
@@ -173,82 +152,4 @@ def _average_rank(rank, world_size, average_gradients, check, plan):
 @probe
 def average_run(average_gradients, check, plan):
     """The grader's loop with ``average_gradients`` in every rank; the answer as :func:`ddp_run`'s."""
-    return _ranks_or_failure(launch(plan["world_size"], _average_rank, average_gradients, check, plan))
-
-
-# ---------------------------------------------------------------- what the grader hands to the student's launcher
-
-def rank_sum(rank, world_size, token):
-    """A rank body for ``run_ranks``: all-reduces ``token + rank`` and returns ``(rank, world_size, the sum)``: only
-    a real process group of ``world_size`` ranks gives the sum."""
-    torch.set_num_threads(1)
-    value = torch.tensor([float(token + rank)], dtype=torch.float64)
-    dist.all_reduce(value)
-    return rank, world_size, float(value.item())
-
-
-def rank_raises(rank, world_size, bad_rank, message):
-    """A rank body for ``run_ranks``: ``bad_rank`` raises ``RuntimeError(message)``, the others wait in a barrier
-    for it (forever, unless the launcher stops them or the group times out)."""
-    torch.set_num_threads(1)
-    if rank == bad_rank:
-        raise RuntimeError(message)
-    dist.barrier()
-    return rank
-
-
-HELPERS = (b"multiprocessing.resource_tracker", b"multiprocessing.forkserver")   # a launcher's long-lived helpers
-
-
-def _children():
-    """This process's live child processes (their pids), read from /proc: the ranks a launcher left behind. The
-    helpers ``multiprocessing`` keeps for the process's lifetime (its resource tracker, started by a ``spawn``
-    context's queue; a forkserver) are not ranks."""
-    me, found = str(os.getpid()), []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-                if fields[1] != me or fields[0] == "Z":
-                    continue
-                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                    command = cmdline.read()
-            except OSError:
-                continue
-            if not any(helper in command for helper in HELPERS):
-                found.append(int(entry))
-    return found
-
-
-@probe
-def launcher_results(run_ranks, check, world_size, token):
-    """``run_ranks(rank_sum, world_size, token)``: ``{"returned": value, "left": pids}`` or ``{"failure"}``."""
-    before = set(_children())
-    try:
-        value = call_student(check, run_ranks, rank_sum, world_size, token, what="run_ranks",
-                             timeout=problems.LAUNCH_DEADLINE_S)
-    except CheckFailure as failure:
-        return _failure(failure)
-    if isinstance(value, tuple):
-        value = list(value)
-    return {"returned": value if isinstance(value, list) else type(value).__name__,
-            "left": sorted(set(_children()) - before)}
-
-
-@probe
-def launcher_failure(run_ranks, check, world_size, bad_rank, message):
-    """``run_ranks(rank_raises, world_size, bad_rank, message)``, which must raise: ``{"raised": "Type",
-    "message": text, "left": pids}``; ``{"returned": type name}`` when it returned, ``{"late": seconds}`` when it
-    had not finished after ``LAUNCH_DEADLINE_S``. What it prints is dropped."""
-    before = set(_children())
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                time_limit(problems.LAUNCH_DEADLINE_S):
-            value = run_ranks(rank_raises, world_size, bad_rank, message)
-    except CallTimeout:
-        return {"late": problems.LAUNCH_DEADLINE_S, "left": sorted(set(_children()) - before)}
-    except BaseException as error:  # noqa: BLE001 - the failure the launcher must raise, whatever its type
-        return {"raised": type(error).__name__, "message": str(error)[:4000],
-                "left": sorted(set(_children()) - before)}
-    return {"returned": type(value).__name__, "left": sorted(set(_children()) - before)}
+    return launch(plan["world_size"], _average_rank, average_gradients, check, plan)

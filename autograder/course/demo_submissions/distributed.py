@@ -7,7 +7,9 @@ solution cells hold the reference answer.
 """
 
 CELLS = {
-    "train_ddp": '''from torch.nn.parallel import DistributedDataParallel
+    "train_ddp": '''import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
 
