@@ -154,7 +154,7 @@ class _RaisesOnOneRank:
 
 
 @pytest.mark.parametrize("world_size, bad", [(2, 1), (3, 0)])
-def test_a_train_ddp_that_raises_on_one_rank_fails_at_once_with_its_message(world_size, bad):
+def test_a_train_ddp_that_raises_on_one_rank_fails_promptly_with_its_message(world_size, bad):
     """The property the lesson's launcher teaches, proven as the grader's: the job fails as a whole, promptly (well
     before the straggler limit), with the failed rank's own message, and no rank process survives."""
     message = f"shard {417 + world_size} of rank {bad} is unreadable"
@@ -192,6 +192,22 @@ def test_a_rank_whose_student_call_failed_ends_the_launch_with_the_check_message
     assert time.monotonic() - start < 3
     assert answer["failure"] == ["rank 1: average_gradients(model) raised KeyError: 7", "Run that call yourself."]
     assert set(_descendants()) - before == set()
+
+
+def _fails_the_check_on_every_rank(rank, world_size):
+    if rank == 0:
+        time.sleep(0.2)         # rank 0 answers last: its message is still the one reported
+    raise CheckFailure("check_x", f"train_ddp({rank}, {world_size}, ...) raised NotImplementedError", hint="Write it.")
+
+
+@pytest.mark.quick
+def test_a_mistake_every_rank_makes_gives_the_lowest_rank_message_without_waiting_for_the_grace():
+    """The same message in every run (the kit's and the instructor's messages are compared), and no grace spent
+    when every rank has answered."""
+    start = time.monotonic()
+    answer = launcher.launch(3, _fails_the_check_on_every_rank)
+    assert time.monotonic() - start < launcher.FAILED_GRACE_S
+    assert answer["failure"] == ["rank 0: train_ddp(0, 3, ...) raised NotImplementedError", "Write it."]
 
 
 def test_the_reference_training_leaves_no_process():

@@ -79,8 +79,9 @@ def _stop(procs):
 
 def launch(world_size, body, *args):
     """Run ``body(rank, world_size, *args)`` in ``world_size`` gloo ranks; returns ``{"ranks": [value, ...]}`` in
-    rank order, or ``{"failure": [detail, hint]}`` (a rank raised, hung or died). The first rank that raises ends
-    the launch at once, with its message: the others may wait for it in a collective it never reaches. No rank outlives the call. A group
+    rank order, or ``{"failure": [detail, hint]}`` (a rank raised, hung or died). A rank whose call fails ends
+    the launch within ``FAILED_GRACE_S``, with its message: the others may wait for it in a collective it never
+    reaches. No rank outlives the call. A group
     that could not be formed is the grader's failure, not the student's: tried ``SETUP_TRIES`` times, then raised
     (a grader error, never a 0).
 
@@ -96,6 +97,7 @@ def launch(world_size, body, *args):
 
 
 SETUP_TRIES = 3
+FAILED_GRACE_S = 1.0    # after a rank's call failed, how long the others may take to answer (see _collect)
 
 
 def _launch_once(world_size, body, args):
@@ -128,14 +130,23 @@ def _free_port():
 
 
 def _collect(procs, conns):
+    """Every rank's answer, in rank order, or the launch's failure. When a student's call fails in a rank, the
+    others may be waiting for it in a collective, so the launch ends ``FAILED_GRACE_S`` later at most (at once when
+    every rank has answered), with the failure of the lowest rank that failed by then: a mistake every rank makes
+    (the stub's ``NotImplementedError``) then gives the same message in every run, whichever rank answered first."""
     answers, waiting = {}, dict(enumerate(conns))
     start = time.monotonic()
-    first_done = None
+    first_done = first_failed = None
     while waiting:
         now = time.monotonic()
-        limit = start + problems.LAUNCH_DEADLINE_S
-        if first_done is not None:
-            limit = min(limit, first_done + problems.STRAGGLER_S)
+        if first_failed is not None:
+            limit = first_failed + FAILED_GRACE_S
+            if now >= limit:
+                break
+        else:
+            limit = start + problems.LAUNCH_DEADLINE_S
+            if first_done is not None:
+                limit = min(limit, first_done + problems.STRAGGLER_S)
         if now >= limit:
             late = sorted(waiting)
             if first_done is None:
@@ -158,12 +169,17 @@ def _collect(procs, conns):
             if answers[rank][0] == "setup":
                 return {"setup": f"rank {rank}: {answers[rank][1]}"}
             if answers[rank][0] == "failed":
-                detail, hint = answers[rank][1]
-                return {"failure": [f"rank {rank}: {detail}", hint], "rank": rank}
+                if first_failed is None:
+                    first_failed = time.monotonic()
+                continue
             if answers[rank][0] != "ok":
                 return {"failure": [f"rank {rank} failed: {answers[rank][1]}",
                                     "Run the same call in the notebook (the lesson's launcher shows every rank's "
                                     "error)."], "rank": rank}
             if first_done is None:
                 first_done = time.monotonic()
+    failed = sorted(rank for rank, answer in answers.items() if answer[0] == "failed")
+    if failed:
+        detail, hint = answers[failed[0]][1]
+        return {"failure": [f"rank {failed[0]}: {detail}", hint], "rank": failed[0]}
     return {"ranks": [answers[rank][1] for rank in range(len(procs))]}
