@@ -1,5 +1,5 @@
 """The distributed checks: the source rules that earn the DDP and no_sync points, the facts that only cost, the
-grader's launcher (bounded, no rank outlives it, and a rank that raises fails the whole job at once with its
+grader's launcher (bounded, no rank outlives it, and a rank that raises fails the whole job promptly with its
 message), and the messages of the launcher's failures."""
 
 import os
