@@ -123,7 +123,7 @@ def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=
         (grad,) = torch.autograd.grad(out, x, grad_output, allow_unused=True)
     except RuntimeError as error:
         raise CheckFailure(check, f"backward through {what or 'your function'} failed: {error}",
-                           kind="raised") from None
+                           kind=f"raised: {type(error).__name__}") from None
     if grad is None:
         grad = torch.zeros_like(x)
     return out, grad, grad_output

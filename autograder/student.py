@@ -146,7 +146,8 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         if printed:
             message += f"\nIt printed:\n{printed}"
         raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.",
-                           kind="raised", cause=f"{name} raised {type(error).__name__}: {error}{where}") from None
+                           kind=f"raised: {type(error).__name__}",
+                           cause=f"{name} raised {type(error).__name__}: {error}{where}") from None
 
 
 def _argument_names(fn, args, kwargs):
@@ -258,7 +259,8 @@ def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwarg
         return error
     except Exception as error:  # noqa: BLE001
         raise CheckFailure(check, f"{name}({inputs}) raised {type(error).__name__}: {error}, "
-                                  f"but it should raise {_names(expected)}.", kind="raised") from None
+                                  f"but it should raise {_names(expected)}.",
+                           kind=f"raised: {type(error).__name__}") from None
     raise CheckFailure(check, f"{name}({inputs}) returned {describe(result)}, but it should raise {_names(expected)}.",
                        kind="did not raise")
 

@@ -304,7 +304,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     except Exception as error:  # noqa: BLE001
         shown = "; ".join(describe(a) for a in args)
         raise CheckFailure(check, f"{what or name} raised {type(error).__name__} while being timed on {shown}: "
-                                  f"{error}", kind="raised") from None
+                                  f"{error}", kind=f"raised: {type(error).__name__}") from None
     if not result.passed:
         shown = ", ".join(f"{r:.1f}x" for r in result.ratios)
         raise CheckFailure(check, f"{what or name} is not fast enough on {device.type}: it ran {shown} as fast as "

@@ -99,7 +99,8 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
         message = f"[{item.name}] the process running your code stopped answering: {lost}."
     except Exception as error:  # noqa: BLE001 - a result either way: the student's failure, or the grader's
         if raised_by_student(error):
-            status, message, kind = FAILED, f"[{item.name}] your code raised {type(error).__name__}: {error}", "raised"
+            status, kind = FAILED, f"raised: {type(error).__name__}"
+            message = f"[{item.name}] your code raised {type(error).__name__}: {error}"
             cause = f"your code raised {type(error).__name__}: {error}"
         else:
             status, message, detail = GRADER_ERROR, GRADER_ERROR_MESSAGE, traceback.format_exc()
