@@ -131,10 +131,12 @@ DESCRIPTIONS = {
                                 "for NaN).",
     "masked_mean dividing 0 by 0": "masked_mean divides by a count that can be 0, giving NaN for a column with no "
                                    "value in the range.",
-    "masked_mean with Python's and": "masked_mean combines the two comparisons with Python's `and`, which does not "
-                                     "work element by element on tensors.",
-    "masked_mean with a chained comparison": "masked_mean uses a chained comparison (`low <= x <= high`), which "
-                                             "Python runs as an `and` of two tensors.",
+    "masked_mean with Python's and": "masked_mean combines the two comparisons with Python's `and` (a chained "
+                                     "comparison `low <= x <= high` is one too), which does not work element by "
+                                     "element on tensors.",
+    "masked_mean with a chained comparison": "masked_mean combines the two comparisons with Python's `and` (a "
+                                             "chained comparison `low <= x <= high` is one too), which does not work "
+                                             "element by element on tensors.",
     "masked_mean dividing by N": "masked_mean divides by the number of rows instead of the number of values in "
                                  "the range.",
     "masked_mean in float64": "masked_mean computes and returns float64 whatever the input's dtype.",
