@@ -25,12 +25,13 @@ _QUOTED = [
     re.compile(r"read from your source: [^\n]*"),                    # the student's constructs, as written
     re.compile(r"`[^`\n]*`"),                                        # code in backticks
     re.compile(r"'[^'\n]*'|\"[^\"\n]*\""),                           # quoted strings (names, file names)
-    re.compile(r"\S+\.\.\.(?=\W|$)"),                                 # a repr cut off with "..."
+    re.compile(r"\S+\.\.\.(?=[\s,;\]]|$)"),                           # a repr cut off with "..."
 ]
 _DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.I)
 _A_VOWEL = re.compile(r"\b[Aa] ([aeiou][a-z]*)\b")
 _AN_CONSONANT = re.compile(r"\b[Aa]n ([b-df-hj-np-tv-z][a-z]*)\b")
 _SOUNDS_LIKE_YOU = ("u", "use", "usual", "unit", "uni", "uint", "user", "utf", "one", "once", "eu")
+_NOT_AN_ARTICLE = {"and", "or", "is", "in", "as", "at", "if", "of", "on", "it"}   # "a and b": the variable a
 _SILENT_H = ("hour", "honest", "honour")
 
 
@@ -60,7 +61,7 @@ def slips(message):
     words = _grader_words(message)
     found += [f"doubled word {m.group(0)!r}" for m in _DOUBLED.finditer(words) if m.group(1).lower() != "quoted"]
     found += [f"'a' before a vowel: {m.group(0)!r}" for m in _A_VOWEL.finditer(words)
-              if not m.group(1).startswith(_SOUNDS_LIKE_YOU)]
+              if not m.group(1).startswith(_SOUNDS_LIKE_YOU) and m.group(1) not in _NOT_AN_ARTICLE]
     found += [f"'an' before a consonant: {m.group(0)!r}" for m in _AN_CONSONANT.finditer(words)
               if not m.group(1).startswith(_SILENT_H) and not _spelled_with_a_vowel_sound(m.group(1))]
     for opening, closing in ("()", "[]", "{}"):
