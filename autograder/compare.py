@@ -91,9 +91,11 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=False)
     except AssertionError as error:
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
+        # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
+        kind = "not finite" if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) else "wrong value"
         raise CheckFailure(check, f"{what} differs from the reference (rtol={rtol:g}, atol={atol:g}).\n{details}"
                            + _context(inputs) + "\n" + expected_and_got(actual.detach().cpu(), e, a),
-                           hint=hint, kind="wrong value") from None
+                           hint=hint, kind=kind) from None
 
 
 def expected_and_got(actual, expected64, actual64):

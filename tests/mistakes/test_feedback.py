@@ -163,3 +163,8 @@ def test_a_checks_own_message_is_told_by_its_fixed_words():
     assert skeleton("fit_quadratic(generate_data, steps=4) called generate_data() 1 times; expected one call per "
                     "step (4).") == "fit_quadratic called generate_data # times expected one call per step"
     assert skeleton("grad_of's result is still attached (requires_grad=True).") == "grad_of's result is still attached"
+
+
+def test_nan_where_the_reference_is_finite_is_its_own_kind():
+    assert excinfo_kind(torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, 1.0]).double()) == "not finite"
+    assert excinfo_kind(torch.tensor([2.0, 1.0]), torch.tensor([0.0, 1.0]).double()) == "wrong value"
