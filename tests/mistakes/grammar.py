@@ -24,7 +24,7 @@ _QUOTED = [
     re.compile(r"(To reproduce, run|The call): [^\n]*"),             # the call, written out as code
     re.compile(r"read from your source: [^\n]*"),                    # the student's constructs, as written
     re.compile(r"`[^`\n]*`"),                                        # code in backticks
-    re.compile(r"'[^'\n]*'|\"[^\"\n]*\""),                           # quoted strings (names, file names)
+    re.compile(r"(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\""),               # quoted strings, not an apostrophe
     re.compile(r"\S+\.\.\.(?=[\s,;\]]|$)"),                           # a repr cut off with "..."
 ]
 _DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.I)
