@@ -31,8 +31,15 @@ def describe(value, max_values=None, digits=4):
     if isinstance(value, (list, tuple)) and len(value) <= max_values:
         inner = ", ".join(describe(v, max_values) for v in value)
         return f"{type(value).__name__} ({inner})"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+        inner = ", ".join(f"{k!r}: {describe(v, max_values)}" for k, v in list(value.items())[:max_values])
+        return f"dict of {len(value)} ({inner}{', ...' if len(value) > max_values else ''})"
+    text = " ".join(repr(value).split())        # a module's repr spans lines
+    if len(text) <= 80:
+        return text
+    if isinstance(value, torch.nn.Module):
+        return f"{type(value).__name__}(...)"     # cut where its brackets still balance
+    return text[:77] + "..."
 
 
 def shown_values(tensor, max_values=None, digits=4):

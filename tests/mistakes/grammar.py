@@ -21,11 +21,11 @@ _QUOTED = [
     re.compile(r"\(at line \d+: [^\n]*\)"),                          # the student's line of code
     re.compile(r"It printed:\n.*", re.S),                            # what the student's code printed (to the end)
     re.compile(r"\braised \w+(Error|Exception|Warning)?: [^\n]*"),   # the text of the student's exception
-    re.compile(r"(To reproduce, run|The call): [^\n]*"),             # the call, written out as code
+    re.compile(r"(To reproduce, run|The call|To try it): [^\n]*"),   # the call, written out as code
     re.compile(r"read from your source: [^\n]*"),                    # the student's constructs, as written
     re.compile(r"`[^`\n]*`"),                                        # code in backticks
     re.compile(r"(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\""),               # quoted strings, not an apostrophe
-    re.compile(r"\S+\.\.\.(?=[\s,;\]]|$)"),                           # a repr cut off with "..."
+    re.compile(r"[^\s()\[\]{}]+\.\.\.(?=[\s,;\]]|$)"),                # a repr cut off with "..."
 ]
 _DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.I)
 _A_VOWEL = re.compile(r"\b[Aa] ([aeiou][a-z]*)\b")
