@@ -3,7 +3,7 @@ grade today: a new, renamed or re-described mutant, or a check that now fails a 
 
 The quick tests compare ids, descriptions and the digest of the files the signatures were graded from (the topic's
 mutants, checks and oracles) without grading anything. Regenerating grades every mutant on every item twice (about
-5 minutes for the nine topics on this 2-core machine, over the suite's budget): it runs with
+20 minutes for the nine topics on this 2-core machine under load, over the suite's budget): it runs with
 ``EPL_REGENERATE_MISTAKES=1`` (and ``python -m tests.mistakes.signatures --check`` does the same), for a change of
 shared machinery (``compare.py``, ``student.py`` ...) that the digest does not cover.
 """
