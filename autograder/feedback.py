@@ -89,6 +89,35 @@ def name_mistake(results, mistakes, *, hidden=True):
     return found
 
 
+def kind_of(failure):
+    """The kind of a :class:`~autograder.errors.CheckFailure` as a grade records it: its own, or "failed: " and the
+    fixed words of its message (:func:`skeleton`) when it has none."""
+    return failure.kind if failure.kind != FAILED else f"{FAILED}: {skeleton(failure.detail)}"
+
+
+def live_hint(mistakes, observed, current, *, hidden=False):
+    """The known mistake to name on the failed test cell of item ``current`` in a notebook, or ``None``.
+
+    ``observed``: ``{item: kind}`` of the topic's test cells run so far in this kernel (``""``: passed). A cell sees
+    no whole grade, so only an exact match counts, on the items observed: the mistake's signature fails every
+    observed item that failed (with its kind) and none that passed, includes ``current``, and has every one of its
+    items observed; several mistakes told differently name nothing. Items of a function not written yet are left
+    out, as in :func:`looks_like`."""
+    if not observed.get(current) or observed[current] in NOT_NAMED or observed[current] == UNKNOWN:
+        return None
+    unknown = {item for item, kind in observed.items() if kind == UNKNOWN}
+    if any(kind in NOT_NAMED - {""} for kind in observed.values()):
+        return None
+    key = "signature" if hidden else "visible"
+    found = []
+    for m in mistakes:
+        signature = {i: k for i, k in m[key].items() if i not in unknown}
+        if current in signature and set(signature) <= set(observed) and all(
+                observed[i] == signature.get(i, "") for i in observed if i not in unknown):
+            found.append(m)
+    return found[0] if found and len({m["says"] for m in found}) == 1 else None
+
+
 def same_cause(results):
     """Rewrite the message of every failed result whose ``cause`` (the student's exception, in one line) an earlier
     failed result already reported: "same cause as <check>", and the cause. Returns how many were rewritten."""

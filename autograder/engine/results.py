@@ -13,9 +13,9 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from ..checks import items_of
-from ..errors import FAILED_KIND, CheckFailure, UnderReview, WorkerLost
+from ..errors import CheckFailure, UnderReview, WorkerLost
 from ..evasion import affecting
-from ..feedback import name_mistake, same_cause, skeleton
+from ..feedback import kind_of, name_mistake, same_cause
 from ..source_rules import expect_source
 from ..spec import PendingGPU, run_seed
 from ..submitted_source import Submission
@@ -91,9 +91,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
         status, message, measurements = UNDER_REVIEW, str(review), review.measurements
     except CheckFailure as failure:
         status, message, measurements = FAILED, str(failure), failure.measurements
-        kind, cause = failure.kind, failure.cause
-        if kind == FAILED_KIND:     # a check's own message: its fixed words tell its branches apart
-            kind = f"{FAILED_KIND}: {skeleton(failure.detail)}"
+        kind, cause = kind_of(failure), failure.cause   # a check's own message: its fixed words tell its branches apart
     except WorkerLost as lost:
         status, kind = FAILED, "crashed"
         message = f"[{item.name}] the process running your code stopped answering: {lost}."

@@ -45,3 +45,42 @@ def test_check_names_the_mistake(tmp_path, capsys):
     items = json.loads(capsys.readouterr().out)["items"]
     assert sum(LOOKS_LIKE in i["message"] for i in items) == 1
     assert items[[i["status"] for i in items].index("failed")]["message"].endswith(DESCRIPTIONS[FLOAT64])
+
+
+def test_a_notebooks_test_cells_name_the_mistake_once_on_the_cell_that_completes_it(monkeypatch):
+    """Cells run one item at a time: the hint comes on the failed cell after which every item of the mistake's
+    (visible) signature has run, and only once; the message is shown as the display hook shows it."""
+    from autograder import checks, notebook_display, spec
+    from autograder.checks import operators
+    from autograder.errors import CheckFailure
+    from tests.mutants.operators import masked_mean_float64
+
+    monkeypatch.setattr(spec, "_OBSERVED", {})
+    monkeypatch.setattr(checks, "_NAMED", {})
+    shown = []
+
+    class Shell:
+        def _showtraceback(self, etype, value, lines):
+            shown.append(lines[0])
+
+    def cell(check, *args):
+        try:
+            check(*args)
+        except CheckFailure as failure:
+            notebook_display._show_message(Shell(), type(failure), failure, None)
+            return shown[-1]
+        return None
+
+    reference = with_reference()
+    assert cell(operators.check_row_sum, reference["row_sum"]) is None
+    first = cell(operators.check_masked_mean, masked_mean_float64)
+    second = cell(operators.check_masked_mean_special_values, masked_mean_float64)
+    assert LOOKS_LIKE not in first
+    assert second.endswith(f"\n{LOOKS_LIKE}{DESCRIPTIONS[FLOAT64]}")
+    again = cell(operators.check_masked_mean_special_values, masked_mean_float64)
+    assert LOOKS_LIKE not in again
+
+
+def with_reference():
+    from tests.proving import reference
+    return reference(TOPIC)
