@@ -47,7 +47,8 @@ def mutants(topic):
     descriptions = getattr(module, "DESCRIPTIONS", {})
     missing = [name for name in module.MUTANTS if name not in descriptions]
     if missing:
-        raise SystemExit(f"tests/mutants/{topic}.py: no description in DESCRIPTIONS for {missing}")
+        raise LookupError(f"tests/mutants/{topic}.py: no description in DESCRIPTIONS for {missing}: every mutant "
+                          "says what its mistake is, for the student (docs/feedback.md)")
     return [(name, descriptions[name], replacements) for name, (replacements, _) in module.MUTANTS.items()]
 
 
