@@ -18,7 +18,10 @@ _HINT = []   # the function that names a known mistake for a failed check (autog
 def _show_message(shell, etype, value, tb, tb_offset=None):
     text = f"{etype.__name__}: {value}"
     if isinstance(value, CheckFailure) and _HINT:
-        says = _HINT[0](value)
+        try:
+            says = _HINT[0](value)
+        except Exception:  # noqa: BLE001 - the hint is extra: the check's message is shown whatever happens to it
+            says = None
         if says:
             text += f"\n{LOOKS_LIKE}{says}"
     lines = [text]
