@@ -7,7 +7,7 @@ greatest differences); we add what the check was doing, the input that failed an
 import torch
 
 from .errors import CheckFailure
-from .student import describe
+from .student import describe, shown_values
 
 # (rtol, atol) for a result of each dtype compared with a float64 reference.
 TOLERANCES = {
@@ -34,7 +34,8 @@ def expect_tensor(check, value, *, what, inputs=None):
     __tracebackhide__ = True
     if not isinstance(value, torch.Tensor):
         raise CheckFailure(check, f"{what} should be a torch.Tensor, got {type(value).__name__}: {describe(value)}."
-                           + _context(inputs), hint="Return a tensor, not a Python number, list or NumPy array.")
+                           + _context(inputs), hint="Return a tensor, not a Python number, list or NumPy array.",
+                           kind="wrong type")
 
 
 SHAPE_HINT = "Check `dim` and `keepdim` in your reductions."
@@ -49,13 +50,15 @@ def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inpu
     expect_tensor(check, value, what=what, inputs=inputs)
     if shape is not None and tuple(value.shape) != tuple(shape):
         raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + _context(inputs),
-                           hint=hint or SHAPE_HINT)
+                           hint=hint or SHAPE_HINT, kind="wrong shape")
     if dtype is not None and value.dtype != dtype:
         raise CheckFailure(check, f"{what} has dtype {value.dtype}, expected {dtype}." + _context(inputs),
-                           hint="Compute in the input's dtype, or cast the result back with `.to(x.dtype)`.")
+                           hint="Compute in the input's dtype, or cast the result back with `.to(x.dtype)`.",
+                           kind="wrong dtype")
     if device is not None and value.device.type != torch.device(device).type:
         raise CheckFailure(check, f"{what} is on {value.device}, expected {device}." + _context(inputs),
-                           hint="Create new tensors with `device=x.device`; never hard-code `.cuda()` or `.cpu()`.")
+                           hint="Create new tensors with `device=x.device`; never hard-code `.cuda()` or `.cpu()`.",
+                           kind="wrong device")
 
 
 def expect_finite(check, value, *, what, inputs=None, hint=None):
@@ -67,7 +70,7 @@ def expect_finite(check, value, *, what, inputs=None, hint=None):
         raise CheckFailure(check, f"{what} contains {int(torch.isnan(value).sum())} NaN and "
                                   f"{int(torch.isinf(value).sum())} infinite values out of {value.numel()} "
                                   f"(first at index {tuple(where)})." + _context(inputs),
-                           hint=hint or "Something overflowed: subtract the maximum before `exp`.")
+                           hint=hint or "Something overflowed: subtract the maximum before `exp`.", kind="not finite")
 
 
 def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=None, table=None, hint=None):
@@ -88,6 +91,27 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=False)
     except AssertionError as error:
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
+        # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
+        kind = "not finite" if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) else "wrong value"
         raise CheckFailure(check, f"{what} differs from the reference (rtol={rtol:g}, atol={atol:g}).\n{details}"
-                           + _context(inputs) + f"\nExpected: {describe(e)}\nGot:      {describe(a)}",
-                           hint=hint) from None
+                           + _context(inputs) + "\n" + expected_and_got(actual.detach().cpu(), e, a),
+                           hint=hint, kind=kind) from None
+
+
+def expected_and_got(actual, expected64, actual64):
+    """Expected and Got as the student sees them: in ``actual``'s dtype, with as many digits as it takes to show
+    them apart (up to 17), and the difference computed in float64 beside them.
+
+    A float16 result is shown as float16, not as the grader's float64 copy of it; when both print the same (an
+    accumulation error in the last digits), more digits show where they part."""
+    if actual.is_floating_point() or actual.is_complex():
+        expected = expected64.to(actual.dtype)
+    else:
+        expected = expected64
+    digits = 4
+    while digits < 17 and shown_values(expected, digits=digits) == shown_values(actual, digits=digits):
+        digits += 3
+    lines = [f"Expected: {describe(expected, digits=digits)}", f"Got:      {describe(actual, digits=digits)}"]
+    if expected64.is_floating_point() and actual64.numel():
+        lines.append(f"Difference (got - expected, in float64): {shown_values(actual64 - expected64, digits=3)}")
+    return "\n".join(lines)

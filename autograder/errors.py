@@ -1,6 +1,16 @@
 """The one exception type a check raises when a property does not hold."""
 
 
+# What kind of failure a CheckFailure is, one of KINDS: with the items that failed, the pattern the grader compares
+# with the known mistakes' (autograder.feedback) to say "This looks like: ...". FAILED_KIND when nothing more is known
+# (the grade then adds the fixed words of the check's message: "failed: <skeleton>"); "raised: <exception type>".
+FAILED_KIND = "failed"
+KINDS = ("wrong type", "wrong shape", "wrong dtype", "wrong device", "wrong value", "not finite", "no gradient",
+         "wrong gradient", "raised", "did not raise", "timed out", "crashed", "not implemented", "changed its input",
+         "forbidden op", "grows with size", "forbidden source", "too slow", "host syncs", "missing",
+         FAILED_KIND)
+
+
 class CheckFailure(AssertionError):
     """A graded property failed; the message is written for the student.
 
@@ -8,11 +18,14 @@ class CheckFailure(AssertionError):
     and carries its parts as data so that the command-line tools can report them.
     """
 
-    def __init__(self, check, message, *, hint=None, measurements=None):
+    def __init__(self, check, message, *, hint=None, measurements=None, kind=None, cause=None):
         self.check = check
         self.detail = message
         self.hint = hint
         self.measurements = dict(measurements or {})
+        self.kind = kind or FAILED_KIND
+        self.cause = cause or ""     # the student's exception in one line, when one raised: items that share it
+                                     # are reported once (autograder.feedback.same_cause)
         text = f"[{check}] {message}"
         if hint:
             text += f"\nHint: {hint}"

@@ -95,7 +95,8 @@ def _with_call(failure, name, args, kwargs, wrt, names):
         extra = f"\nTo reproduce, run: {pasteable}"
     else:
         extra = f"\nThe call: {_described_call(name, args, kwargs, names)}"
-    return CheckFailure(failure.check, failure.detail + extra, hint=failure.hint, measurements=failure.measurements)
+    return CheckFailure(failure.check, failure.detail + extra, hint=failure.hint, measurements=failure.measurements,
+                        kind=failure.kind)
 
 
 def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=0, kwargs=None):
@@ -114,14 +115,16 @@ def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=
     if not out.requires_grad:
         raise CheckFailure(check, f"the result of {what or 'your function'} is not connected to the autograd "
                                   f"graph of input {wrt} ({describe(x)}).",
-                           hint="Do not call `.detach()`, `.item()`, `.numpy()` or `torch.no_grad()` on the way.")
+                           hint="Do not call `.detach()`, `.item()`, `.numpy()` or `torch.no_grad()` on the way.",
+                           kind="no gradient")
     if grad_output is None:
         generator = torch.Generator().manual_seed(seed)
         grad_output = torch.randn(out.shape, generator=generator, dtype=torch.float64).to(out.dtype).to(out.device)
     try:
         (grad,) = torch.autograd.grad(out, x, grad_output, allow_unused=True)
     except RuntimeError as error:
-        raise CheckFailure(check, f"backward through {what or 'your function'} failed: {error}") from None
+        raise CheckFailure(check, f"backward through {what or 'your function'} failed: {error}",
+                           kind=f"raised: {type(error).__name__}") from None
     if grad is None:
         grad = torch.zeros_like(x)
     return out, grad, grad_output
@@ -207,4 +210,5 @@ def expect_gradcheck(check, fn, inputs, *, what=None, eps=1e-6, atol=1e-5, rtol=
             where = "\nInputs: " + "; ".join(describe(t) for t in inputs)
         raise CheckFailure(check, f"gradcheck (float64 finite differences) disagrees with the gradient of "
                                   f"{what or 'your function'}:\n{text}{where}",
-                           hint="Use differentiable torch operations end to end, in the input's dtype.") from None
+                           hint="Use differentiable torch operations end to end, in the input's dtype.",
+                           kind="wrong gradient") from None

@@ -9,17 +9,31 @@ exception is shown as its type and message too, so no hidden-test line reaches f
 """
 
 from .errors import CheckFailure
+from .feedback import LOOKS_LIKE
 from .spec import grading
+
+_HINT = []   # the function that names a known mistake for a failed check (autograder.checks.live_hint), if given
 
 
 def _show_message(shell, etype, value, tb, tb_offset=None):
-    lines = [f"{etype.__name__}: {value}"]
+    text = f"{etype.__name__}: {value}"
+    if isinstance(value, CheckFailure) and _HINT:
+        try:
+            says = _HINT[0](value)
+        except Exception:  # noqa: BLE001 - the hint is extra: the check's message is shown whatever happens to it
+            says = None
+        if says:
+            text += f"\n{LOOKS_LIKE}{says}"
+    lines = [text]
     shell._showtraceback(etype, value, lines)   # an "error" output: nbgrader scores the cell 0
     return lines
 
 
-def install():
-    """Register :func:`_show_message` in the running IPython shell, once; a no-op outside IPython."""
+def install(hint=None):
+    """Register :func:`_show_message` in the running IPython shell, once; a no-op outside IPython. ``hint(failure)``:
+    the known mistake to name under a failed check's message, or ``None``."""
+    if hint is not None and not _HINT:
+        _HINT.append(hint)
     try:
         from IPython import get_ipython
     except ImportError:

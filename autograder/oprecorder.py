@@ -139,7 +139,8 @@ def expect_no_forbidden_ops(check, fn, *args, forbidden, what=None, hint=None, *
     if used:
         raise CheckFailure(check, f"{what or 'your function'} uses {', '.join(used)}, which this exercise forbids "
                                   f"(forbidden: {', '.join(sorted(forbidden))}).",
-                           hint=hint or "Build it from elementary operations (max, exp, sum, log).")
+                           hint=hint or "Build it from elementary operations (max, exp, sum, log).",
+                           kind="forbidden op")
     return result, record
 
 
@@ -159,7 +160,7 @@ def expect_constant_op_count(check, fn, make_args, sizes, *, what=None, hint=Non
         raise CheckFailure(check, f"the number of torch operations {what or 'your function'} calls grows with the "
                                   f"input size ({shown}); a vectorized version makes the same calls for any size.",
                            hint=hint or "Replace the Python loop with one batched operation.",
-                           measurements={"op_counts": counts})
+                           measurements={"op_counts": counts}, kind="grows with size")
     return counts
 
 
@@ -180,5 +181,5 @@ def expect_constant_work(check, fn, make_args, sizes, *, what, hint):
         shown = ", ".join(f"size {s}: {c}" for s, c in kernels.items())
         raise CheckFailure(check, f"the number of ATen kernels {what} runs grows with the input size ({shown}); "
                                   "a vectorized version runs the same kernels for any size.",
-                           hint=hint, measurements={"calls": calls, "kernels": kernels})
+                           hint=hint, measurements={"calls": calls, "kernels": kernels}, kind="grows with size")
     return calls, kernels

@@ -336,7 +336,7 @@ def expect_source(check, rules, submission):
         more = f" (and {len(broken) - 4} more)" if len(broken) > 4 else ""
         hints = list(dict.fromkeys(rule.hint for rule, _ in broken if rule.hint))
         raise CheckFailure(check, f"read from your source: {text}{more}.", hint=" ".join(hints) or None,
-                           measurements={"source": [f.as_dict() for _, f in broken]})
+                           measurements={"source": [f.as_dict() for _, f in broken]}, kind="forbidden source")
 
 
 __all__ = ["BUILTINS", "Finding", "SourceRule", "autograd_function", "expect_source", "made_by", "no_call",

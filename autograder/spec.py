@@ -26,6 +26,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from .errors import CheckFailure
+from .feedback import kind_of
 from .settings import settings
 
 GRADING_ENV = "AUTOGRADER_GRADING"        # "1": a process started to compute an official grade (read, never set here)
@@ -109,9 +110,16 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
             __tracebackhide__ = True
             token = _CURRENT.set(fn.__name__)
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+            except PendingGPU:
+                raise
+            except CheckFailure as failure:
+                observe(run.item, failure)
+                raise
             finally:
                 _CURRENT.reset(token)
+            observe(run.item, None)
+            return result
 
         package = topic_package(fn.__module__)
         item = Item(package.rsplit(".", 1)[-1], fn.__name__[len("check_"):], run, float(points),
@@ -121,6 +129,20 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
         _REGISTRY.setdefault(package, []).append(item)
         return run
     return declare
+
+
+_OBSERVED = {}   # topic -> {item id: kind of its last failure, "" when it last passed}: this process's test cells
+
+
+def observe(item, failure):
+    """Remember how ``item``'s check last ended in this process (a notebook's test cells, one item per cell), for the
+    hint that names a known mistake on a failed cell (``autograder.checks.live_hint``)."""
+    _OBSERVED.setdefault(item.topic, {})[item.id] = "" if failure is None else kind_of(failure)
+
+
+def observed(topic):
+    """``{item id: kind}`` of ``topic``'s checks run so far in this process (``""``: passed)."""
+    return dict(_OBSERVED.get(topic, {}))
 
 
 def topic_package(module_name):

@@ -19,26 +19,40 @@ from .errors import CheckFailure, WorkerLost
 from .settings import settings
 
 
-def describe(value, max_values=None):
-    """A short, student-readable description of an argument or a result."""
+def describe(value, max_values=None, digits=4):
+    """A short, student-readable description of an argument or a result (floats to ``digits`` significant digits)."""
     if max_values is None:
         max_values = settings.max_examples_in_message
     if isinstance(value, torch.Tensor):
         text = f"tensor of shape {list(value.shape)}, {value.dtype}, on {value.device}"
         if value.numel():
-            flat = value.detach().reshape(-1)[:max_values].cpu().tolist()
-            more = ", ..." if value.numel() > max_values else ""
-            text += f", values [{', '.join(_short(v) for v in flat)}{more}]"
+            text += f", values {shown_values(value, max_values, digits)}"
         return text
     if isinstance(value, (list, tuple)) and len(value) <= max_values:
         inner = ", ".join(describe(v, max_values) for v in value)
         return f"{type(value).__name__} ({inner})"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+        inner = ", ".join(f"{k!r}: {describe(v, max_values)}" for k, v in list(value.items())[:max_values])
+        return f"dict of {len(value)} ({inner}{', ...' if len(value) > max_values else ''})"
+    text = " ".join(repr(value).split())        # a module's repr spans lines
+    if len(text) <= 80:
+        return text
+    if isinstance(value, torch.nn.Module):
+        return f"{type(value).__name__}(...)"     # cut where its brackets still balance
+    return text[:77] + "..."
 
 
-def _short(v):
-    return f"{v:.4g}" if isinstance(v, float) else repr(v)
+def shown_values(tensor, max_values=None, digits=4):
+    """The first ``max_values`` values of ``tensor`` as text: ``[1.5, 2, ...]``."""
+    if max_values is None:
+        max_values = settings.max_examples_in_message
+    flat = tensor.detach().reshape(-1)[:max_values].cpu().tolist()
+    more = ", ..." if tensor.numel() > max_values else ""
+    return f"[{', '.join(_short(v, digits) for v in flat)}{more}]"
+
+
+def _short(v, digits=4):
+    return f"{v:.{digits}g}" if isinstance(v, float) else repr(v)
 
 
 class BoundedText(io.TextIOBase):
@@ -114,20 +128,23 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     except CallTimeout:
         inputs = _describe_call(args, kwargs)
         raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s.",
-                           hint="Look for an infinite loop, or work that grows much faster than the input.") from None
+                           hint="Look for an infinite loop, or work that grows much faster than the input.",
+                           kind="timed out") from None
     except WorkerLost as lost:
         inputs = _describe_call(args, kwargs)
         if lost.timed_out:
             raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s; the process running "
                                       "your code was stopped.",
-                               hint="Look for an infinite loop, or work that grows much faster than the input.") from None
+                               hint="Look for an infinite loop, or work that grows much faster than the input.",
+                               kind="timed out") from None
         raise CheckFailure(check, f"{name}({inputs}) could not be completed: the process running your code stopped "
                                   f"answering ({lost}).",
                            hint="Run that call yourself in the notebook: a crash, os._exit or huge memory use stops "
-                                "the process.") from None
+                                "the process.", kind="crashed") from None
     except NotImplementedError:
         raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).",
-                           hint="Replace the `raise NotImplementedError()` line with your code.") from None
+                           hint="Replace the `raise NotImplementedError()` line with your code.",
+                           kind="not implemented", cause=f"{name} is not implemented yet") from None
     except Exception as error:  # noqa: BLE001 - any student error becomes a message
         inputs = _describe_call(args, kwargs)
         where = _student_frame(error)
@@ -135,7 +152,9 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         message = f"{name}({inputs}) raised {type(error).__name__}: {error}{where}"
         if printed:
             message += f"\nIt printed:\n{printed}"
-        raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.") from None
+        raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.",
+                           kind=f"raised: {type(error).__name__}",
+                           cause=f"{name} raised {type(error).__name__}: {error}{where}") from None
 
 
 def _argument_names(fn, args, kwargs):
@@ -193,7 +212,7 @@ def expect_inputs_unchanged(check, name, before):
             raise CheckFailure(check, f"{name} changed its input ({label}, a tensor of shape {list(shape)}): "
                                       f"{changed}. The caller's tensors must stay as they were.",
                                hint="Work on new tensors: `x = x - m` instead of `x -= m`, `x.clone()` before an "
-                                    "in-place operation, no `out=` into an input.")
+                                    "in-place operation, no `out=` into an input.", kind="changed its input")
 
 
 def _what_changed(tensor, version, shape, dtype, copy):
@@ -238,15 +257,19 @@ def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwarg
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(settings.call_timeout_s):
             result = fn(*args, **kwargs)
     except CallTimeout:
-        raise CheckFailure(check, f"{name}({inputs}) did not return within {settings.call_timeout_s:g} s.") from None
+        raise CheckFailure(check, f"{name}({inputs}) did not return within {settings.call_timeout_s:g} s.",
+                           kind="timed out") from None
     except NotImplementedError:
-        raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).") from None
+        raise CheckFailure(check, f"{name} is not implemented yet (it raised NotImplementedError).",
+                           kind="not implemented") from None
     except expected as error:
         return error
     except Exception as error:  # noqa: BLE001
         raise CheckFailure(check, f"{name}({inputs}) raised {type(error).__name__}: {error}, "
-                                  f"but it should raise {_names(expected)}.") from None
-    raise CheckFailure(check, f"{name}({inputs}) returned {describe(result)}, but it should raise {_names(expected)}.")
+                                  f"but it should raise {_names(expected)}.",
+                           kind=f"raised: {type(error).__name__}") from None
+    raise CheckFailure(check, f"{name}({inputs}) returned {describe(result)}, but it should raise {_names(expected)}.",
+                       kind="did not raise")
 
 
 def _names(expected):

@@ -40,7 +40,7 @@ from . import timed_inputs
 from .errors import CheckFailure, UnderReview
 from .settings import settings
 from .spec import gpu_unavailable, run_seed
-from .student import BoundedText, CallTimeout, call_student, time_limit
+from .student import BoundedText, CallTimeout, call_student, describe, time_limit
 from .trusted import remote
 from .trusted.handle import handle
 
@@ -245,7 +245,8 @@ def _expect_like(check, got, example, what):
                                       f"{tuple(getattr(g, 'shape', ()))} for timed call {k + 1}, not a tensor of shape "
                                       f"{tuple(example.shape)} and dtype {example.dtype}: every timed result must be "
                                       "right too.",
-                               hint="Compute the answer from the input you are given each time; do not cache it.")
+                               hint="Compute the answer from the input you are given each time; do not cache it.",
+                               kind="wrong value")
 
 
 def _expect_same_results(check, pairs, what):
@@ -257,7 +258,8 @@ def _expect_same_results(check, pairs, what):
         if not ok:
             raise CheckFailure(check, f"while being timed, {what} returned a wrong result (timed call {k + 1}, "
                                       "on a fresh input): every timed result must be right too.",
-                               hint="Compute the answer from the input you are given each time; do not cache it.")
+                               hint="Compute the answer from the input you are given each time; do not cache it.",
+                               kind="wrong value")
 
 
 def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None):
@@ -296,11 +298,13 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
                     break
         expect_plausible(check, result, what or name)
     except CallTimeout:
-        raise CheckFailure(check, f"timing {what or name} took longer than {budget:g} s.") from None
+        raise CheckFailure(check, f"timing {what or name} took longer than {budget:g} s.", kind="timed out") from None
     except CheckFailure:
         raise
     except Exception as error:  # noqa: BLE001
-        raise CheckFailure(check, f"{what or name} raised {type(error).__name__} while being timed: {error}") from None
+        shown = "; ".join(describe(a) for a in args)
+        raise CheckFailure(check, f"{what or name} raised {type(error).__name__} while being timed on {shown}: "
+                                  f"{error}", kind=f"raised: {type(error).__name__}") from None
     if not result.passed:
         shown = ", ".join(f"{r:.1f}x" for r in result.ratios)
         raise CheckFailure(check, f"{what or name} is not fast enough on {device.type}: it ran {shown} as fast as "
@@ -308,7 +312,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
                                   f"{settings.speed.repeats} samples each, {result.threads} CPU thread(s); yours "
                                   f"{result.candidate_s * 1e6:.1f} us, baseline {result.baseline_s * 1e6:.1f} us "
                                   f"per call); at least {result.threshold:g}x is required.",
-                           hint=hint, measurements=result.as_dict())
+                           hint=hint, measurements=result.as_dict(), kind="too slow")
     return result
 
 
@@ -400,5 +404,5 @@ def expect_constant_syncs(check, counts, *, what=None, hint=None):
                                   f"grows with the batch ({shown} host synchronisations); each one stalls the GPU.",
                            hint=hint or "Keep indices on the GPU as tensors: no `.item()`, `int(t)`, `bool(t)`, or "
                                         "indexing with a 0-d tensor inside a loop over the batch.",
-                           measurements={"host_syncs": counts})
+                           measurements={"host_syncs": counts}, kind="host syncs")
     return counts

@@ -8,8 +8,9 @@ declarations are the grading spec: :func:`items_of` reads them for every path
 
 import importlib
 
+from ..feedback import live_hint as _live_hint
 from ..notebook_display import install as _install_notebook_display
-from ..spec import declared_in
+from ..spec import declared_in, grading, observed
 
 _install_notebook_display()   # in a notebook, a failed check shows its message, not the grader's frames
 
@@ -35,3 +36,30 @@ def item_of(topic, item_id):
 
 def max_points(topic):
     return sum(item.points for item in items_of(topic))
+
+
+_NAMED = {}   # topic -> (mistake, failed items) last named on a test cell: named once, until the cells tell otherwise
+
+
+def live_hint(failure):
+    """What a failed test cell in a notebook adds to its message: the known mistake its topic's cells run so far
+    match (``autograder.feedback.live_hint``), once; ``None`` otherwise."""
+    item = next((i for t in TOPICS for i in declared_in(f"{__name__}.{t}") if i.name == failure.check), None)
+    if item is None:
+        return None
+    try:
+        mistakes = importlib.import_module(f"{__name__}.{item.topic}.mistakes").MISTAKES
+    except ModuleNotFoundError:
+        return None
+    seen = observed(item.topic)
+    found = _live_hint(mistakes, seen, item.id, hidden=grading())
+    if found is None:
+        return None
+    key = (found["id"], frozenset(i for i, kind in seen.items() if kind))
+    if _NAMED.get(item.topic) == key:
+        return None
+    _NAMED[item.topic] = key
+    return found["says"]
+
+
+_install_notebook_display(live_hint)   # ... and the known mistake its topic's cells match

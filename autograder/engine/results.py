@@ -7,6 +7,7 @@ scores its points when every variant passes, else 0. This is how ``python -m
 autograder check`` grades without nbgrader, and how the kit's own tests prove each check.
 """
 
+import importlib
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from ..checks import items_of
 from ..errors import CheckFailure, UnderReview, WorkerLost
 from ..evasion import affecting
+from ..feedback import kind_of, name_mistake, same_cause
 from ..source_rules import expect_source
 from ..spec import PendingGPU, run_seed
 from ..submitted_source import Submission
@@ -40,6 +42,9 @@ class ItemResult:
     evidence: dict = field(default_factory=dict)      # what the verdict rests on: variants run, hidden or not, seed
     note: str = ""             # for the instructor: how it was graded (its test cell deleted: graded from the spec)
     detail: str = ""           # for the instructor only: the grader's traceback of a grader error
+    kind: str = ""             # what kind of failure (autograder.errors.KINDS: "wrong value", "raised", ...) when
+                               # it failed: with the item, what the grader matches with the known mistakes
+    cause: str = ""            # the student's exception in one line when one made it fail (several items, one message)
 
     @property
     def passed(self):
@@ -70,12 +75,12 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
     variants = item.variants(seed if seed is not None else run_seed())
     if not hidden:
         variants = variants[:1]
-    status, message, measurements, detail = PASSED, "", {}, ""
+    status, message, measurements, detail, kind, cause = PASSED, "", {}, "", "", ""
     try:
         missing = [n for n in item.targets if n not in objects]
         if missing:
             raise CheckFailure(item.name, f"the submission defines no {', '.join(missing)}.",
-                               hint="Keep the exact names given in the exercise.")
+                               hint="Keep the exact names given in the exercise.", kind="missing")
         for kwargs in variants:
             item.check(*(objects[n] for n in item.targets), **{**kwargs, **overrides})
         if source is not None and item.source:
@@ -86,11 +91,15 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
         status, message, measurements = UNDER_REVIEW, str(review), review.measurements
     except CheckFailure as failure:
         status, message, measurements = FAILED, str(failure), failure.measurements
+        kind, cause = kind_of(failure), failure.cause   # a check's own message: its fixed words tell its branches apart
     except WorkerLost as lost:
-        status, message = FAILED, f"[{item.name}] the process running your code stopped answering: {lost}."
+        status, kind = FAILED, "crashed"
+        message = f"[{item.name}] the process running your code stopped answering: {lost}."
     except Exception as error:  # noqa: BLE001 - a result either way: the student's failure, or the grader's
         if raised_by_student(error):
-            status, message = FAILED, f"[{item.name}] your code raised {type(error).__name__}: {error}"
+            status, kind = FAILED, f"raised: {type(error).__name__}"
+            message = f"[{item.name}] your code raised {type(error).__name__}: {error}"
+            cause = f"your code raised {type(error).__name__}: {error}"
         else:
             status, message, detail = GRADER_ERROR, GRADER_ERROR_MESSAGE, traceback.format_exc()
     score = item.points if status == PASSED else 0.0
@@ -105,7 +114,8 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
         status, score = UNDER_REVIEW, 0.0
         message = f"[{item.name}] " + REVIEW_MESSAGE.format(constructs="; ".join(f.text() for f in found[:3]))
     return ItemResult(item.id, item.name, status, score, item.points, message, time.perf_counter() - started,
-                      measurements, evidence, detail=detail)
+                      measurements, evidence, detail=detail, kind=kind if status == FAILED else "",
+                      cause=cause if status == FAILED else "")
 
 
 def under_review(item, source):
@@ -123,9 +133,32 @@ def raised_by_student(error):
 
 
 def grade_items(topic, namespace, *, only=None, **kwargs):
-    """Every graded item of ``topic`` (or those whose ids are in ``only``), in spec order; ``source=``: the
-    submission's parsed code (see :func:`grade_item`)."""
-    return [grade_item(item, namespace, **kwargs) for item in items_of(topic) if only is None or item.id in only]
+    """Every graded item of ``topic`` (or those whose ids are in ``only``), in spec order, with the feedback of the
+    whole grade (:func:`explain`); ``source=``: the submission's parsed code (see :func:`grade_item`)."""
+    results = [grade_item(item, namespace, **kwargs) for item in items_of(topic) if only is None or item.id in only]
+    return explain(topic, results, hidden=kwargs.get("hidden", True), whole=only is None)
+
+
+def explain(topic, results, *, hidden=True, whole=True):
+    """What only the whole grade shows, added to ``results``' messages (``autograder.feedback``): one message per
+    cause, and the known mistake the pattern of failures matches. ``whole``: every item of the topic was graded
+    (a pattern of some items names no mistake). Every path reads the messages from here: ``check``, the trusted
+    grader and so nbgrader's feedback, Gradescope's results."""
+    same_cause(results)
+    if whole:
+        name_mistake(results, known_mistakes(topic), hidden=hidden)
+    return results
+
+
+def known_mistakes(topic):
+    """The signatures of ``topic``'s known mistakes (``autograder/checks/<topic>/mistakes.py``), or ``()``."""
+    try:
+        module = importlib.import_module(f"autograder.checks.{topic}.mistakes")
+    except ModuleNotFoundError as error:
+        if error.name != f"autograder.checks.{topic}.mistakes":
+            raise
+        return ()
+    return module.MISTAKES
 
 
 def total(results):

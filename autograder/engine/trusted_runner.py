@@ -25,7 +25,7 @@ from ..settings import settings
 from ..submitted_source import Submission
 from ..trusted import remote, sandbox
 from ..trusted.budget import SETTING as BUDGET_SETTING, Budget
-from .results import FAILED, GRADER_ERROR, ItemResult, grade_item
+from .results import FAILED, GRADER_ERROR, ItemResult, explain, grade_item
 
 
 @dataclass
@@ -325,6 +325,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
             worker.close()
         grade.cells = worker.first_run
         grade.seconds = budget.elapsed()
+    explain(topic, grade.items, whole=only is None and not budget.spent())
     for outcome in grade.cells:
         if outcome.error.startswith("stopped:"):
             grade.problems.append(outcome.error.removeprefix("stopped: "))

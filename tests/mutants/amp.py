@@ -249,3 +249,47 @@ MUTANTS = {
 GPU_MUTANTS = {
     "loss.item() every batch (a host sync per batch)": (_replace(item_every_batch), {"check_speed"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/amp/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "float32 loop (no autocast, no scaler)": "train_amp trains in float32: no autocast and no gradient scaler.",
+    "backward inside autocast": "train_amp calls backward inside the autocast block.",
+    "optimizer.step() instead of scaler.step()": "train_amp steps the optimizer directly instead of through the "
+                                                 "scaler, so inf/NaN steps are not skipped.",
+    "optimizer.step() and no scaler.update()": "train_amp steps the optimizer directly and never updates the "
+                                               "scaler.",
+    "clipping before unscale_": "train_amp clips the gradients while they are still scaled (before `unscale_`).",
+    "stepping the scaler on every micro-batch": "train_amp steps on every micro-batch instead of once per "
+                                                "`accumulate` micro-batches.",
+    "loss not divided by accumulate": "train_amp does not divide the loss by `accumulate`, so accumulated gradients "
+                                      "are too large.",
+    "model cast with .half()": "train_amp casts the model to float16 with `.half()` instead of using autocast.",
+    "scaler.update() before scaler.step()": "train_amp updates the scaler before stepping with it.",
+    "no scaler.update()": "train_amp never calls `scaler.update()`, so the scale never changes.",
+    "float16 autocast without a scaler": "train_amp runs float16 autocast without a gradient scaler.",
+    "gradients never cleared": "train_amp never clears the gradients, so they add up across steps.",
+    "gradients cleared before every micro-batch": "train_amp clears the gradients before every micro-batch, which "
+                                                  "throws away the accumulated ones.",
+    "loss computed outside autocast": "train_amp computes the loss outside the autocast block.",
+    "returning the scaled loss": "train_amp returns the scaled loss instead of the real one.",
+    "returning loss tensors": "train_amp returns tensors instead of Python floats for the losses.",
+    "returning the loss divided by accumulate": "train_amp returns the loss divided by `accumulate` instead of the "
+                                                "real loss.",
+    "a GradScaler of its own even when one is given": "train_amp makes a new GradScaler even when it is given one, "
+                                                      "so the scale starts over on every call.",
+    "checkpoint without the scaler": "save_checkpoint leaves out the scaler's state.",
+    "checkpoint without the optimizer (Adam's state lost)": "save_checkpoint leaves out the optimizer's state.",
+    "a new GradScaler bound in load_checkpoint instead of loading into the given one": "load_checkpoint loads into "
+        "a new GradScaler instead of the one it is given.",
+    "load_checkpoint returns step + 1": "load_checkpoint returns the step after the saved one instead of the saved "
+                                        "step.",
+    "model.parameters() saved as a list (BatchNorm's buffers lost)": "save_checkpoint saves the model's parameters "
+        "instead of its state_dict, so buffers such as BatchNorm's running statistics are lost.",
+    "torch.save of the objects themselves, loaded with weights_only=False": "save_checkpoint pickles the objects "
+        "themselves, which loading with `weights_only=True` refuses.",
+    "checkpoint state kept in memory, keyed by path (the file holds the step only)": "save_checkpoint keeps the "
+        "state in memory instead of in the file, so a new process cannot resume from it.",
+    "load_checkpoint with weights_only=False": "load_checkpoint loads with `weights_only=False`, which can run "
+                                               "arbitrary code from the file.",
+}

@@ -144,3 +144,34 @@ MUTANTS = {
 GPU_MUTANTS = {
     "to_numpy without .cpu()": ({"to_numpy": to_numpy_no_cpu}, {"check_to_numpy_values"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/basics/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "grad_of leaving requires_grad set on x": "grad_of leaves `requires_grad` switched on for the caller's tensor.",
+    "grad_of with .backward() on x": "grad_of calls `.backward()` and reads `x.grad`, which accumulates into the "
+                                     "caller's tensor.",
+    "grad_of with create_graph=True": "grad_of keeps the graph of the gradient (`create_graph=True`), so the result "
+                                      "still requires grad.",
+    "grad_of returning autograd.grad's tuple": "grad_of returns the tuple that `torch.autograd.grad` gives instead "
+                                               "of the gradient tensor in it.",
+    "grad_of by finite differences": "grad_of estimates the gradient by finite differences instead of autograd.",
+    "to_numpy without detach": "to_numpy converts a tensor that requires grad without detaching it first.",
+    "to_numpy clearing requires_grad of its argument": "to_numpy switches off `requires_grad` on the caller's "
+                                                       "tensor.",
+    "to_numpy through tolist": "to_numpy goes through `tolist()`, which loses the dtype.",
+    "to_numpy always float32": "to_numpy converts to float32 whatever the tensor's dtype.",
+    "to_numpy through a flat view": "to_numpy flattens the tensor, so the array has the wrong shape or is not a "
+                                    "view.",
+    "fit_quadratic with SGD": "fit_quadratic trains with plain SGD instead of the optimizer the lesson uses, and "
+                              "does not reach the fit in the given steps.",
+    "fit_quadratic on one sample": "fit_quadratic does not draw one fresh sample from generate_data() per step.",
+    "fit_quadratic returning the tutorial's [3, 1] weights": "fit_quadratic returns the weights with the tutorial's "
+                                                             "[3, 1] shape instead of the shape the exercise asks "
+                                                             "for.",
+    "fit_quadratic with features in the order 1, x, x^2": "fit_quadratic orders the features 1, x, x^2, so the "
+                                                          "coefficients come back reversed.",
+    "fit_quadratic always running 1000 steps": "fit_quadratic does not draw one fresh sample from generate_data() "
+                                               "per step.",
+    "fit_quadratic ignoring lr": "fit_quadratic ignores the learning rate it is given.",
+}

@@ -223,3 +223,45 @@ MUTANTS = {
     "loss summing instead of averaging": ({"strict_mse_loss": mse_sum}, {"check_strict_mse_value"}),
     "loss through .item()": ({"strict_mse_loss": mse_item}, {"check_strict_mse_value"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/broadcasting/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "Merge via repeat and cat": "Merge copies (tiles) the inputs to the batch shape before its layers instead of "
+                                "letting them broadcast.",
+    "Merge via expand and cat": "Merge copies (tiles) the inputs to the batch shape before its layers instead of "
+                                "letting them broadcast.",
+    "Merge via broadcast_tensors and cat": "Merge copies (tiles) the inputs to the batch shape before its layers "
+                                           "instead of letting them broadcast.",
+    "Merge tiling by adding zeros": "Merge copies (tiles) the inputs to the batch shape before its layers instead of "
+                                    "letting them broadcast.",
+    "Merge with ReLU when activation is None": "Merge applies a ReLU when `activation` is None.",
+    "Merge as one linear layer on the concatenation": "Merge keeps one linear layer on the concatenation instead of "
+                                                      "two layers added together.",
+    "Merge with an extra bias parameter": "Merge adds a third bias parameter of its own.",
+    "Merge with linear1 and linear2 swapped": "Merge builds `linear1` and `linear2` the wrong way round (each reads "
+                                              "the other input's features).",
+    "Merge detaching linear2's output": "Merge detaches one layer's output, so that layer gets no gradient.",
+    "distances from the expanded square without clamping": "pairwise_sq_distances expands the square and does not "
+                                                           "clamp, so rounding gives small negative distances.",
+    "distances with a loop over rows": "pairwise_sq_distances loops over the rows in Python.",
+    "distances with row norms missing keepdim": "pairwise_sq_distances computes the row norms without "
+                                                "`keepdim=True`, so they broadcast along the wrong axis.",
+    "distances transposed ([M, N])": "pairwise_sq_distances returns the [M, N] matrix instead of [N, M].",
+    "distances not squared (cdist)": "pairwise_sq_distances returns distances, not squared distances.",
+    "distances always in float64": "pairwise_sq_distances computes and returns float64 whatever the input's dtype.",
+    "distances as L1 sums": "pairwise_sq_distances sums absolute differences instead of squared ones.",
+    "loss without a shape check": "strict_mse_loss lets inputs of different shapes through: it does not compare the "
+                                  "whole shapes.",
+    "loss comparing numel only": "strict_mse_loss lets inputs of different shapes through: it does not compare the "
+                                 "whole shapes.",
+    "loss comparing the number of dims only": "strict_mse_loss lets inputs of different shapes through: it does not "
+                                              "compare the whole shapes.",
+    "loss raising AssertionError": "strict_mse_loss checks the shapes with `assert` instead of raising ValueError.",
+    "loss with a message that names no shape": "strict_mse_loss raises ValueError with a message that does not show "
+                                               "the two shapes.",
+    "loss squeezing both inputs": "strict_mse_loss lets inputs of different shapes through: it does not compare the "
+                                  "whole shapes.",
+    "loss summing instead of averaging": "strict_mse_loss sums the squared errors instead of averaging them.",
+    "loss through .item()": "strict_mse_loss goes through `.item()`, which cuts the graph.",
+}

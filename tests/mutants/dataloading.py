@@ -448,3 +448,56 @@ MUTANTS = {
 GPU_MUTANTS = {
     "collate: moves the batch to the GPU in the worker": ({"collate_images": collate_on_gpu}, {VALUES, LOADER}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/dataloading/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "tutorial's naive tar dataset (duplicates with workers)": "TarImageDataset gives every DataLoader worker every "
+        "shard, so samples come more than once.",
+    "one worker per shard, or raise": "TarImageDataset gives each worker exactly one shard and fails when the "
+                                      "counts differ.",
+    "drops the remainder when shards don't divide evenly": "TarImageDataset drops the shards left over when they do "
+                                                           "not divide evenly among the workers.",
+    "ignores rank": "TarImageDataset ignores the rank, so every process reads the same shards.",
+    "returns RGB": "TarImageDataset returns images in RGB order instead of OpenCV's BGR.",
+    "leaks open files (never closes a shard)": "TarImageDataset never closes the shards it opens.",
+    "keeps shards open on the dataset": "TarImageDataset keeps open shards on the dataset object.",
+    "keeps every member (getmembers)": "TarImageDataset reads the list of every member of a shard into memory.",
+    "decodes non-image members": "TarImageDataset tries to decode members that are not images.",
+    "reads with IMREAD_UNCHANGED": "TarImageDataset decodes with `IMREAD_UNCHANGED`, so images keep their own "
+                                   "number of channels.",
+    "skips corrupt images and missing shards": "TarImageDataset silently skips corrupt images and missing shards "
+                                               "instead of raising.",
+    "finds a missing shard only after yielding": "TarImageDataset finds a missing shard only after it has yielded "
+                                                 "samples.",
+    "folder: random.choice ignores the index": "ImageDirectoryDataset picks a random image instead of the one at "
+                                               "the index.",
+    "folder: unsorted paths": "ImageDirectoryDataset does not sort its paths, so the order depends on the file "
+                              "system.",
+    "folder: wraps the index around": "ImageDirectoryDataset wraps an index out of range around instead of "
+                                      "raising IndexError.",
+    "folder: returns RGB": "ImageDirectoryDataset returns images in RGB order instead of OpenCV's BGR.",
+    "folder: ignores the pattern": "ImageDirectoryDataset ignores the file pattern and reads every file.",
+    "shards: ceil-sized chunks": "write_shards splits the samples into chunks of the rounded-up size, so the last "
+                                 "shards are short or empty.",
+    "shards: drops the remainder": "write_shards drops the samples left over when they do not divide evenly.",
+    "shards: full paths as member names": "write_shards names the members by their full paths instead of their "
+                                          "file names.",
+    "shards: unseeded shuffle": "write_shards shuffles without the given seed, so two runs differ.",
+    "shards: no ValueError": "write_shards does not raise ValueError for an impossible number of shards.",
+    "collate: channels last": "collate_images returns channels last instead of channels first.",
+    "collate: centred (padding on top and left too)": "collate_images centres each image instead of padding at the "
+                                                      "bottom and right only.",
+    "collate: resizes instead of padding": "collate_images resizes the images instead of padding them.",
+    "collate: int32 sizes": "collate_images returns the sizes as int32 instead of int64.",
+    "collate: sizes as (W, H)": "collate_images returns the sizes as (width, height) instead of (height, width).",
+    "collate: stacks (only equal sizes work)": "collate_images stacks the images, which works only when they all "
+                                               "have the same size.",
+    "collate: float output": "collate_images returns a float batch instead of uint8.",
+    "collate: pads with 114": "collate_images pads with a grey value instead of zeros.",
+    "collate: a list of tensors": "collate_images returns a list of tensors instead of one batch tensor.",
+    "collate: drops the names": "collate_images drops the samples' names.",
+    "collate: sorts images by size, not the names": "collate_images reorders the images by size.",
+    "collate: a view of the input for one image": "collate_images returns a view of the input for a batch of one "
+                                                  "image instead of a copy.",
+}

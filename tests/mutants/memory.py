@@ -141,3 +141,39 @@ MUTANTS = {
     "predict detaches the result instead of no_grad": ({"predict": predict_detached}, {"check_predict_no_graph"}),
     "predict switches to eval mode instead of no_grad": ({"predict": predict_eval_mode}, {"check_predict_no_graph"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/memory/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "saved_bytes counts elements, not bytes": "saved_bytes counts elements, not bytes.",
+    "saved_bytes assumes 4 bytes per element": "saved_bytes assumes 4 bytes per element whatever the dtype.",
+    "saved_bytes counts a view's whole storage": "saved_bytes counts the whole storage behind a view instead of the "
+                                                 "saved tensor itself.",
+    "saved_bytes counts a tensor saved twice once": "saved_bytes counts a tensor that autograd saves twice only "
+                                                    "once.",
+    "saved_bytes runs the model after the hooks' block": "saved_bytes runs the model after the hooks' `with` block "
+                                                         "has ended, so nothing is counted.",
+    "saved_bytes's unpack returns None": "saved_bytes's unpack hook returns None instead of the saved tensor, so "
+                                         "backward fails.",
+    "checkpointed_forward does not checkpoint": "checkpointed_forward runs the blocks without checkpointing them.",
+    "checkpointed_forward uses the reentrant checkpoint": "checkpointed_forward uses the reentrant checkpoint "
+                                                          "(`use_reentrant=True`).",
+    "checkpointed_forward checkpoints the first block only": "checkpointed_forward checkpoints the first block "
+                                                             "only.",
+    "checkpointed_forward checkpoints every layer on its own": "checkpointed_forward checkpoints every layer on "
+                                                               "its own, which keeps more than the plain run.",
+    "checkpointed_forward drops the RNG state (dropout differs)": "checkpointed_forward does not preserve the RNG "
+                                                                   "state, so dropout differs in the recomputation.",
+    "most_expensive_op sorts by total CPU time": "most_expensive_op ranks operators by total CPU time (children "
+                                                 "included), not by self time.",
+    "most_expensive_op returns the most called operator": "most_expensive_op returns the most called operator, not "
+                                                          "the most expensive one.",
+    "residual_relu adds x in place into relu's saved output": "residual_relu adds the residual in place into a "
+                                                              "tensor that relu saved for backward.",
+    "residual_relu applies relu after the residual": "residual_relu applies relu after adding the residual "
+                                                     "instead of before.",
+    "predict detaches the result instead of no_grad": "predict detaches the result instead of running without "
+                                                      "grad, so the graph is still built during the call.",
+    "predict switches to eval mode instead of no_grad": "predict switches the model to eval mode instead of "
+                                                        "running without grad.",
+}

@@ -411,3 +411,63 @@ MUTANTS = {
     "Normalizer wrapping nn.BatchNorm1d": ({"Normalizer": NormalizerBatchNormModule},
                                            {"check_normalizer_buffers", "check_normalizer_no_builtin"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/modules/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "Affine with plain tensors": "Affine keeps its weights as plain tensors, not `nn.Parameter`s, so the module does "
+                                 "not register them.",
+    "Affine keeping its parameters in a list": "Affine keeps its parameters in a Python list, which the module does "
+                                               "not register.",
+    "Affine with scalar parameters": "Affine's parameters are scalars instead of having the shape the exercise "
+                                     "gives.",
+    "Affine with buffers": "Affine registers its weights as buffers, which get no gradient.",
+    "Affine calling .item() in forward": "Affine calls `.item()` in forward, which cuts the graph.",
+    "Affine computing b * x + a": "Affine swaps the roles of its two parameters.",
+    "Affine with float64 parameters": "Affine creates float64 parameters.",
+    "make_mlp with an activation after the last layer": "make_mlp puts an activation after the last layer too.",
+    "make_mlp ignoring activation": "make_mlp ignores the `activation` it is given.",
+    "make_mlp with the activation class instead of an instance": "make_mlp puts the activation class in the "
+        "Sequential instead of an instance of it.",
+    "make_mlp accepting fewer than two sizes": "make_mlp accepts fewer than two sizes instead of raising "
+                                               "ValueError.",
+    "make_mlp asserting instead of raising ValueError": "make_mlp checks the sizes with `assert` instead of raising "
+                                                        "ValueError.",
+    "make_mlp without biases": "make_mlp builds its Linear layers without biases.",
+    "make_mlp reusing one Linear for layers of equal size": "make_mlp reuses one Linear object for layers of equal "
+                                                            "size, so they share their weights.",
+    "make_mlp tying the weights of layers of equal size": "make_mlp ties the weights of layers of equal size.",
+    "fit without zero_grad": "fit never clears the gradients, so they add up across steps.",
+    "fit on the sum of squares": "fit minimises the sum of squared errors instead of their mean.",
+    "fit with momentum": "fit uses SGD with momentum instead of plain SGD.",
+    "fit with a squeezed prediction": "fit squeezes the prediction, so [N] against [N, 1] broadcasts to [N, N] in "
+                                      "the loss.",
+    "fit returning the first loss": "fit returns the loss of the first step instead of the last.",
+    "fit stepping before backward": "fit steps the optimizer before calling backward.",
+    "fit training a copy": "fit trains a copy of the model, so the model it is given does not change.",
+    "fit ignoring lr": "fit ignores the learning rate it is given.",
+    "Normalizer with running statistics as plain tensor attributes": "Normalizer does not register its running "
+                                                                     "statistics as buffers saved in the state_dict.",
+    "Normalizer with running statistics as nn.Parameter": "Normalizer does not register its running statistics as "
+                                                          "buffers saved in the state_dict.",
+    "Normalizer with non-persistent buffers": "Normalizer does not register its running statistics as buffers saved "
+                                              "in the state_dict.",
+    "Normalizer updating running_var with the biased variance": "Normalizer updates `running_var` with the biased "
+                                                                "variance instead of the unbiased one.",
+    "Normalizer normalising with the unbiased variance": "Normalizer normalises the batch with the unbiased "
+                                                         "variance instead of the biased one.",
+    "Normalizer updating running statistics in eval mode": "Normalizer updates its running statistics in eval mode "
+                                                           "too.",
+    "Normalizer using batch statistics in eval mode": "Normalizer uses the batch's statistics in eval mode instead "
+                                                      "of the running ones.",
+    "Normalizer applying momentum the other way round": "Normalizer applies the momentum the other way round in the "
+                                                        "running average.",
+    "Normalizer updating running statistics with gradient history": "Normalizer updates its running statistics "
+        "from tensors that carry gradient history.",
+    "Normalizer adding eps outside the square root": "Normalizer adds eps outside the square root instead of "
+                                                     "inside it.",
+    "Normalizer normalising over the features of each row": "Normalizer normalises over the features of each row "
+                                                            "instead of over the batch.",
+    "Normalizer calling F.batch_norm": "Normalizer calls a built-in batch norm.",
+    "Normalizer wrapping nn.BatchNorm1d": "Normalizer wraps a built-in BatchNorm1d.",
+}

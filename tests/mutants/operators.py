@@ -111,3 +111,33 @@ MUTANTS = {
     "masked_mean dividing by N": ({"masked_mean": masked_mean_over_everything}, {"check_masked_mean"}),
     "masked_mean in float64": ({"masked_mean": masked_mean_float64}, {"check_masked_mean"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/operators/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "row_sum as a slicing loop": "row_sum adds the rows one at a time in a Python loop.",
+    "row_sum as an unbind loop": "row_sum adds the rows one at a time in a Python loop.",
+    "row_sum with Python's sum": "row_sum uses Python's built-in `sum`, which loops over the rows in Python.",
+    "row_sum over the last dim": "row_sum reduces over the last dimension instead of the first one (the rows).",
+    "row_sum for matrices only": "row_sum flattens the trailing dimensions, so it is right for 2-D input only.",
+    "row_sum always in float32": "row_sum converts its input to float32 whatever the input's dtype.",
+    "row_sum keeping the dim": "row_sum keeps the reduced dimension, so the result has an extra dimension of size 1.",
+    "row_sum through NumPy": "row_sum goes through NumPy, which loses the input's dtype rules, device and graph.",
+    "masked_mean excluding the bounds": "masked_mean leaves out the values equal to `low` or `high`: the bounds "
+                                        "belong to the range.",
+    "masked_mean multiplying by the mask": "masked_mean multiplies by the mask, so a NaN or an infinity outside the "
+                                           "range still reaches the sum (0 * inf is NaN).",
+    "masked_mean counting NaN": "masked_mean counts NaN as inside the range (\"not below and not above\" is true "
+                                "for NaN).",
+    "masked_mean dividing 0 by 0": "masked_mean divides by a count that can be 0, giving NaN for a column with no "
+                                   "value in the range.",
+    "masked_mean with Python's and": "masked_mean combines the two comparisons with Python's `and` (a chained "
+                                     "comparison `low <= x <= high` is one too), which does not work element by "
+                                     "element on tensors.",
+    "masked_mean with a chained comparison": "masked_mean combines the two comparisons with Python's `and` (a "
+                                             "chained comparison `low <= x <= high` is one too), which does not work "
+                                             "element by element on tensors.",
+    "masked_mean dividing by N": "masked_mean divides by the number of rows instead of the number of values in "
+                                 "the range.",
+    "masked_mean in float64": "masked_mean computes and returns float64 whatever the input's dtype.",
+}

@@ -265,3 +265,58 @@ MUTANTS = {
     "softplus with torch.where in a plain function": ({"softplus": softplus_where},
                                                       {"check_softplus_gradient", "check_softplus_custom_backward"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/stability/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "softmax without the max-shift": "stable_softmax exponentiates the logits without subtracting a maximum first, "
+                                     "so large logits overflow.",
+    "softmax with one max over the whole tensor": "stable_softmax subtracts one max over the whole tensor instead "
+                                                  "of the max of each row, so rows far below it underflow to 0.",
+    "softmax forgetting keepdim": "stable_softmax reduces without `keepdim=True` and puts the dimension back at the "
+                                  "end, which is wrong when `dim` is not the last one.",
+    "softmax summing over the wrong dim": "stable_softmax normalises by a sum over another dimension than `dim`.",
+    "softmax of the wrong dtype": "stable_softmax returns another dtype than its input's.",
+    "softmax with NaN for float16 input": "stable_softmax shifts by the mean instead of the maximum, which still "
+                                          "overflows in float16.",
+    "softmax calling F.softmax": "stable_softmax calls a built-in softmax instead of building it from elementary "
+                                 "operations.",
+    "softmax through NumPy": "stable_softmax goes through NumPy, so no gradient flows back to the logits.",
+    "cross-entropy as log(softmax(x))": "softmax_cross_entropy takes the log of a softmax, which is -inf when a "
+                                        "probability underflows to 0.",
+    "cross-entropy without the max-shift": "softmax_cross_entropy exponentiates the logits without subtracting a "
+                                           "maximum first, so large logits overflow.",
+    "cross-entropy with a global max": "softmax_cross_entropy subtracts one max over the whole batch instead of the "
+                                       "max of each row.",
+    "cross-entropy returning the batch mean": "softmax_cross_entropy averages over the batch instead of returning "
+                                              "one loss per example.",
+    "cross-entropy calling torch.logsumexp": "softmax_cross_entropy calls a built-in log-sum-exp instead of "
+                                             "building it from elementary operations.",
+    "cross-entropy summing over the wrong dim": "softmax_cross_entropy sums the per-class terms over another "
+                                                "dimension than `dim`.",
+    "cross-entropy of the wrong dtype": "softmax_cross_entropy computes in float32 whatever the input's dtype.",
+    "cross-entropy with detached logits": "softmax_cross_entropy detaches the logits, so no gradient flows back to "
+                                          "them.",
+    "cross-entropy without keepdim in the log-sum": "softmax_cross_entropy reduces the log-sum-exp without "
+                                                    "`keepdim=True`, so it broadcasts along the wrong axis.",
+    "softplus as log1p(exp(x))": "Softplus's forward computes `log1p(exp(x))`, which overflows for large x.",
+    "softplus as x + log1p(exp(-x)) (no max, no |x|)": "Softplus's forward computes `x + log1p(exp(-x))`, which "
+                                                       "overflows for very negative x.",
+    "softplus backward as exp(x) / (1 + exp(x))": "Softplus's backward computes `exp(x) / (1 + exp(x))`, which is "
+                                                  "inf / inf = NaN for large x.",
+    "softplus backward ignoring the upstream gradient": "Softplus's backward returns the local derivative without "
+                                                        "multiplying by the upstream gradient (`grad_output`).",
+    "softplus backward using the saved output as the input": "Softplus saves its output in forward and uses it in "
+                                                             "backward as if it were the input.",
+    "softplus calling F.softplus": "Softplus's forward calls a built-in softplus.",
+    "softplus calling torch.logaddexp": "Softplus's forward calls `torch.logaddexp`, a built-in that does the "
+                                        "stable part for you.",
+    "softplus computed and returned in float64": "Softplus computes and returns float64 whatever the input's "
+                                                 "dtype.",
+    "softplus as a plain function (no custom backward)": "softplus is a plain function: autograd derives its "
+                                                         "gradient, no `torch.autograd.Function` backward is "
+                                                         "written.",
+    "softplus with torch.where in a plain function": "softplus picks between two formulas with `torch.where` in a "
+                                                     "plain function: the branch not taken still gives a NaN "
+                                                     "gradient.",
+}

@@ -285,3 +285,55 @@ MUTANTS = {
 GPU_MUTANTS = {
     "batch_gather hard-coding the CPU": ({"batch_gather": gather_hard_coded_cpu}, {"check_batch_gather_values"}),
 }
+
+# What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
+# the mistake's signature (autograder/checks/vectorization/mistakes.py, written by tests/mistakes/signatures.py).
+DESCRIPTIONS = {
+    "batch_gather as a Python loop": "batch_gather loops over the batch in Python.",
+    "batch_gather as a loop over unbind": "batch_gather loops over the batch in Python.",
+    "batch_gather for 1-D indices only": "batch_gather handles one index per batch row only, not several.",
+    "batch_gather hard-coding .cuda()": "batch_gather hard-codes a device instead of using the input's.",
+    "batch_gather with detached input": "batch_gather detaches its input, so no gradient flows back.",
+    "batch_gather through NumPy": "batch_gather goes through NumPy, so no gradient flows back.",
+    "batch_gather ignoring trailing dims": "batch_gather ignores the input's trailing dimensions.",
+    "batch_gather without a bounds check": "batch_gather does not raise for an index out of range.",
+    "batch_gather clamping indices": "batch_gather does not raise for an index out of range.",
+    "batch_gather without a batch check": "batch_gather does not refuse inputs whose batch sizes differ.",
+    "batch_gather with a silent ValueError": "batch_gather raises ValueError with a message that does not say what "
+                                             "is wrong.",
+    "batch_gather changing the dtype": "batch_gather returns another dtype than its input's.",
+    "per_sample_grads as a Python loop over samples": "per_sample_grads handles one sample at a time in a Python "
+                                                      "loop.",
+    "per_sample_grads calling vmap one sample at a time": "per_sample_grads handles one sample at a time in a Python "
+                                                          "loop.",
+    "per_sample_grads of the batch's summed loss": "per_sample_grads differentiates the loss of the whole batch "
+                                                   "instead of each sample's.",
+    "per_sample_grads divided by the batch size": "per_sample_grads divides each sample's gradient by the batch "
+                                                  "size.",
+    "per_sample_grads with in_dims (None, 0, None)": "per_sample_grads maps over the wrong arguments (`in_dims`).",
+    "per_sample_grads of model.named_parameters() (not params, not detached)": "per_sample_grads differentiates "
+        "with respect to the model's own parameters instead of the `params` it is given.",
+    "per_sample_grads calling model(x) instead of functional_call": "per_sample_grads calls the model directly "
+        "instead of through `functional_call` with the given `params`.",
+    "per_sample_grads detaching params inside the loss": "per_sample_grads detaches the parameters inside the loss, "
+                                                         "so the gradients are zero.",
+    "masked_batch_mean as a Python loop over T": "masked_batch_mean loops in Python over the batch or the time "
+                                                 "steps.",
+    "masked_batch_mean as a Python loop over B": "masked_batch_mean loops in Python over the batch or the time "
+                                                 "steps.",
+    "masked_batch_mean calling .item() on lengths": "masked_batch_mean calls `.item()` on the lengths, which "
+                                                    "breaks the compiled graph.",
+    "masked_batch_mean dividing 0 by 0 for empty rows": "masked_batch_mean divides by a length that can be 0, "
+                                                        "giving NaN for an empty row.",
+    "masked_batch_mean averaging over all of T": "masked_batch_mean averages over every time step instead of the "
+                                                 "valid ones.",
+    "masked_batch_mean off by one (<=)": "masked_batch_mean's mask is off by one (it counts the step at the "
+                                         "length too).",
+    "masked_batch_mean returning float64": "masked_batch_mean returns float64 whatever the input's dtype.",
+    "masked_batch_mean branching on lengths' values": "masked_batch_mean branches in Python on the values of "
+                                                      "`lengths`, which recompiles for new values.",
+    "masked_batch_mean multiplying by the mask": "masked_batch_mean multiplies by the mask, so a NaN or an infinity "
+                                                 "in the padding still reaches the sum.",
+    "masked_batch_mean zeroing the padding in place": "masked_batch_mean zeroes the padding in place in its input.",
+    "masked_batch_mean through NumPy": "masked_batch_mean goes through NumPy, so no gradient flows back.",
+}
