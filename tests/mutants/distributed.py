@@ -109,3 +109,31 @@ MUTANTS = {
     "average_gradients averages the parameters, not the gradients": (
         {"average_gradients": average_data_not_grad}, {"check_average_matches_single", "check_average_calls"}),
 }
+
+DESCRIPTIONS = {
+    "train_ddp never calls set_epoch (every epoch the same order)":
+        "train_ddp never calls the sampler's `set_epoch`, so every epoch shuffles the samples in the same order.",
+    "train_ddp gives every rank the whole dataset (no DistributedSampler)":
+        "train_ddp gives every rank the whole dataset instead of its share (no `DistributedSampler`).",
+    "train_ddp wraps the model but calls model(x), not ddp(x)":
+        "train_ddp wraps the model in DDP but calls the unwrapped model, so no gradient is all-reduced.",
+    "train_ddp trains each rank on its own (no DDP)":
+        "train_ddp trains each rank's model on its own, without `DistributedDataParallel`.",
+    "train_ddp sums the loss instead of its mean":
+        "train_ddp sums the loss over the batch instead of taking its mean.",
+    "train_accumulate puts only the backward inside no_sync":
+        "train_accumulate puts only the backward inside `no_sync()`, so the all-reduce also runs on every "
+        "accumulation step.",
+    "train_accumulate never uses no_sync":
+        "train_accumulate never uses `no_sync()`, so every micro-batch's backward all-reduces the gradients.",
+    "train_accumulate does not divide the loss by accumulation":
+        "train_accumulate does not divide each micro-batch's loss by the number of accumulation steps.",
+    "average_gradients sums the gradients without dividing":
+        "average_gradients all-reduces the gradients but does not divide the sum by the world size.",
+    "average_gradients all-reduces on rank 0 only (rank 0 hangs)":
+        "average_gradients calls `all_reduce` on one rank only, so that rank waits for the others forever.",
+    "average_gradients all-reduces the parameters too":
+        "average_gradients all-reduces the parameters as well as their gradients.",
+    "average_gradients averages the parameters, not the gradients":
+        "average_gradients averages the parameters instead of their gradients.",
+}

@@ -1,0 +1,88 @@
+"""The known mistakes of the distributed exercises and the signature each leaves in a grade (generated).
+
+Written by ``python -m tests.mistakes.signatures --write distributed`` from ``tests/mutants/distributed.py``;
+``tests/mistakes/test_signatures.py`` fails when it is stale. ``signature``: ``{item: kind of failure}`` of every
+item the mistake fails when every variant runs (seed 0); ``visible``: the same with the visible variants only
+(the student kit). ``says``: the mistake, for the student (``autograder.feedback``: "This looks like: ...").
+``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
+"""
+
+DIGEST = "3adfcb7081d7f873"
+
+MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)',
+  'says': "train_ddp never calls the sampler's `set_epoch`, so every epoch shuffles the samples in the same order.",
+  'signature': {'ddp_data_split': 'failed: every rank saw its samples in the same order in epoch #',
+                'ddp_matches_single': 'failed: in step # of epoch # rank # trained on samples DistributedSampler'},
+  'visible': {'ddp_data_split': 'failed: every rank saw its samples in the same order in epoch #',
+              'ddp_matches_single': 'failed: in step # of epoch # rank # trained on samples DistributedSampler'}},
+ {'id': 'train_ddp gives every rank the whole dataset (no DistributedSampler)',
+  'says': 'train_ddp gives every rank the whole dataset instead of its share (no `DistributedSampler`).',
+  'signature': {'ddp_data_split': 'failed: in epoch # sample # was given out # times # samples',
+                'ddp_replicas_agree': 'failed: the ranks made optimizer steps with # samples split over # ranks',
+                'ddp_matches_single': 'failed: the ranks made optimizer steps with # samples split over # ranks'},
+  'visible': {'ddp_data_split': 'failed: in epoch # sample # was given out # times # samples',
+              'ddp_replicas_agree': 'failed: the ranks made optimizer steps with # samples split over # ranks',
+              'ddp_matches_single': 'failed: the ranks made optimizer steps with # samples split over # ranks'}},
+ {'id': 'train_ddp wraps the model but calls model(x), not ddp(x)',
+  'says': 'train_ddp wraps the model in DDP but calls the unwrapped model, so no gradient is all-reduced.',
+  'signature': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # "
+                                      'differs',
+                'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"},
+  'visible': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # differs",
+              'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"}},
+ {'id': 'train_ddp trains each rank on its own (no DDP)',
+  'says': "train_ddp trains each rank's model on its own, without `DistributedDataParallel`.",
+  'signature': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # "
+                                      'differs',
+                'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"},
+  'visible': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # differs",
+              'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"}},
+ {'id': 'train_ddp sums the loss instead of its mean',
+  'says': 'train_ddp sums the loss over the batch instead of taking its mean.',
+  'signature': {'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"},
+  'visible': {'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"}},
+ {'id': 'train_accumulate puts only the backward inside no_sync',
+  'says': 'train_accumulate puts only the backward inside `no_sync()`, so the all-reduce also runs on every '
+          'accumulation step.',
+  'signature': {'accumulate_no_sync': "failed: DDP all-reduced the gradients times in rank #'s optimizer steps "
+                                      'with accumulation=#'},
+  'visible': {'accumulate_no_sync': "failed: DDP all-reduced the gradients times in rank #'s optimizer steps with "
+                                    'accumulation=#'}},
+ {'id': 'train_accumulate never uses no_sync',
+  'says': "train_accumulate never uses `no_sync()`, so every micro-batch's backward all-reduces the gradients.",
+  'signature': {'accumulate_no_sync': "failed: DDP all-reduced the gradients times in rank #'s optimizer steps "
+                                      'with accumulation=#'},
+  'visible': {'accumulate_no_sync': "failed: DDP all-reduced the gradients times in rank #'s optimizer steps with "
+                                    'accumulation=#'}},
+ {'id': 'train_accumulate does not divide the loss by accumulation',
+  'says': "train_accumulate does not divide each micro-batch's loss by the number of accumulation steps.",
+  'signature': {'accumulate_matches_single': "failed: rank #'s parameters after step # of epoch # against one "
+                                             'process',
+                'accumulate_no_sync': "failed: rank #'s parameters after step # of epoch # against one process"},
+  'visible': {'accumulate_matches_single': "failed: rank #'s parameters after step # of epoch # against one "
+                                           'process',
+              'accumulate_no_sync': "failed: rank #'s parameters after step # of epoch # against one process"}},
+ {'id': 'average_gradients sums the gradients without dividing',
+  'says': 'average_gradients all-reduces the gradients but does not divide the sum by the world size.',
+  'signature': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
+                'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"},
+  'visible': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
+              'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"}},
+ {'id': 'average_gradients all-reduces on rank 0 only (rank 0 hangs)',
+  'says': 'average_gradients calls `all_reduce` on one rank only, so that rank waits for the others forever.',
+  'signature': {'average_matches_single': 'failed: rank # was still running # s after rank # finished and',
+                'average_calls': 'failed: rank # was still running # s after rank # finished and'},
+  'visible': {'average_matches_single': 'failed: rank # was still running # s after rank # finished and',
+              'average_calls': 'failed: rank # was still running # s after rank # finished and'}},
+ {'id': 'average_gradients all-reduces the parameters too',
+  'says': 'average_gradients all-reduces the parameters as well as their gradients.',
+  'signature': {'average_calls': "failed: average_gradients called all_reduce times in rank #'s steps the model "
+                                 'has #'},
+  'visible': {'average_calls': "failed: average_gradients called all_reduce times in rank #'s steps the model has "
+                               '#'}},
+ {'id': 'average_gradients averages the parameters, not the gradients',
+  'says': 'average_gradients averages the parameters instead of their gradients.',
+  'signature': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
+                'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"},
+  'visible': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
+              'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"}})
