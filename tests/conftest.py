@@ -1,4 +1,10 @@
-"""Tests marked ``gpu`` need CUDA: without a device they are skipped, with the reason, in one place."""
+"""Tests marked ``gpu`` need CUDA: without a device they are skipped, with the reason, in one place.
+
+The README's test command runs the suite on two pytest workers (pytest-xdist, ``-n 2``). Every test is in a group
+that one worker runs whole, so that a module's (or a package's) expensive fixtures are set up once: its file, or
+the browser tests' package (one JupyterLab and one Chromium), or the student kit (tests/kit and tests/hub share one
+kit venv, a session fixture). The groups are handed out longest first (``LONGEST``, measured), so that the two
+workers end at about the same time."""
 
 import pytest
 import torch
@@ -6,8 +12,50 @@ import torch
 from tests.prerequisites import missing
 from tests.student_kit import kit_home, kit_venv, kit_wheel  # noqa: F401 - one kit and venv per session
 
+SHARED = {"kit": "student-kit", "hub": "student-kit", "browser": "browser"}   # tests/<package> -> its group
+
+# the groups that take longest (seconds on 2 cores, from --durations), handed out first; the rest follow in order
+LONGEST = {
+    "tests/gradescope/test_gradescope.py": 580,
+    "tests/course/test_parallel.py": 400,
+    "student-kit": 390,
+    "tests/adversarial/test_attacks.py": 330,
+    "tests/course/test_grading.py": 250,
+    "tests/trusted/test_trusted_proofs.py": 190,
+    "browser": 180,
+    "tests/checks/test_proofs.py": 150,
+}
+
+
+def group_of(nodeid):
+    """The group a test runs in: its file, or its package's group (``SHARED``)."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0] == "tests" and parts[1] in SHARED:
+        return SHARED[parts[1]]
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scope scheduling, with our groups as the scopes, handed out in collection order (xdist's own
+    ``--dist loadgroup`` marks a group by editing a test's node id, which pytest 9 no longer reads)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return group_of(nodeid)
+
+    config.option.loadscopereorder = False
+    return GroupScheduling(config, log)
+
 
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: -LONGEST.get(group_of(item.nodeid), 0))     # stable: the rest keep their order
+    _skip_gpu_tests_without_a_gpu(items)
+
+
+def _skip_gpu_tests_without_a_gpu(items):
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (marked gpu)")
