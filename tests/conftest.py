@@ -74,3 +74,17 @@ def ready():
         return sandbox.probe()
     except sandbox.SandboxUnavailable as error:
         missing(f"no sandbox on this machine: {error}", "the sandbox tests")
+
+
+@pytest.fixture(scope="session")
+def playwright():
+    """One Playwright per pytest process, for the browser tests and the hub's alike: its sync API runs an event loop
+    in this thread, so a second one cannot start while the first lives (the hub's browser lives to the session's
+    end, and on a pytest worker the browser tests may come after it)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("Playwright is not installed: pip install -e . installs it", "the browser and hub tests")
+    with sync_playwright() as driver:
+        yield driver
+

@@ -52,15 +52,10 @@ def chromium_path():
 
 
 @pytest.fixture(scope="package")
-def browser(chromium_path):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("Playwright is not installed: pip install -e . installs it", "the browser tests")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
+def browser(chromium_path, playwright):
+    chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture(scope="package")

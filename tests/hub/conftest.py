@@ -178,12 +178,10 @@ def hub(klass):
 
 
 @pytest.fixture(scope="session")
-def browser(hub_prerequisites):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=hub_prerequisites, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
+def browser(hub_prerequisites, playwright):
+    chromium = playwright.chromium.launch(executable_path=hub_prerequisites, args=CHROMIUM_ARGS, headless=True)
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture(scope="session")
