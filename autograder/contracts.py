@@ -116,8 +116,10 @@ def exercised_as(describe, *args):
 
 def tensor_labels(x):
     """What any tensor input is, as labels: its dtype (``float16``), rank (``rank_2``), device (``on_cpu``),
-    ``zero_rows`` / ``one_row``, ``non_contiguous``, ``nan`` / ``inf`` / ``neg_inf`` when it holds them."""
+    ``empty``, ``zero_rows`` / ``one_row``, ``non_contiguous``, ``nan`` / ``inf`` / ``neg_inf`` when it holds them."""
     labels = {str(x.dtype).removeprefix("torch."), f"rank_{x.dim()}", f"on_{x.device.type}"}
+    if not x.numel():
+        labels.add("empty")
     if x.dim() and x.shape[0] in (0, 1):
         labels.add(("zero_rows", "one_row")[x.shape[0]])
     if not x.is_contiguous():
