@@ -21,6 +21,7 @@ This module ships in the student kit: it holds the lesson's own text, no answer.
 """
 
 import contextlib
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -55,9 +56,21 @@ class Contract:
 
     def markdown(self):
         """The bullet list, as the notebook shows it (each clause wrapped at :data:`WIDTH`)."""
-        return "\n".join(textwrap.fill(" ".join(clause.text.split()), WIDTH, initial_indent="- ",
-                                       subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
-                         for clause in self.clauses)
+        return "\n".join(bullet(clause.text) for clause in self.clauses)
+
+
+_STARTS_BLOCK = re.compile(r"([-*+>#]+|\d+[.)])(\s|$)")   # a line that Markdown would read as a new list item, quote...
+
+
+def bullet(text, width=WIDTH):
+    """``text`` as one Markdown bullet wrapped at ``width``, no line of it read as a new block (a wrap before ``-``
+    or ``1.`` would start a list): narrower until none is."""
+    while True:
+        lines = textwrap.wrap(" ".join(text.split()), width, initial_indent="- ", subsequent_indent="  ",
+                              break_long_words=False, break_on_hyphens=False)
+        if not any(_STARTS_BLOCK.match(line.strip()) for line in lines[1:]) or width <= 20:
+            return "\n".join(lines)
+        width -= 1
 
 
 def table(contracts):

@@ -69,17 +69,38 @@ def sent():
     return found
 
 
-@pytest.mark.parametrize("topic", TOPICS)
-def test_every_clause_is_tested_by_its_items(topic, sent):
+def untested(declared, sent):
+    """What ties no clause of ``declared`` to a test input: a label that none of its items sends, or an item that
+    sends none of its labels (``sent``: the ``(item, label)`` pairs recorded)."""
     problems = []
-    for contract in contracts_of(topic):
+    for contract in declared:
         for clause in contract.clauses:
             labels = _needed(clause.inputs)
             problems += [f"{contract.exercise}: no item of {clause.items} sends {label!r} for {clause.text!r}"
-                         for label in labels if not any((item, label) in sent[topic] for item in clause.items)]
+                         for label in labels if not any((item, label) in sent for item in clause.items)]
             problems += [f"{contract.exercise}: {item} sends none of {labels} for {clause.text!r}"
-                         for item in clause.items if labels and not any((item, l) in sent[topic] for l in labels)]
+                         for item in clause.items if labels and not any((item, l) in sent for l in labels)]
+    return problems
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_every_clause_is_tested_by_its_items(topic, sent):
+    problems = untested(contracts_of(topic), sent[topic])
     assert not problems, "\n".join(problems)
+
+
+def test_a_clause_whose_input_is_never_sent_is_caught(sent):
+    """The link is only as honest as this: a label no item sends, or an item that sends none of the labels, fails."""
+    topic = TOPICS[0]
+    item = sorted(sent[topic])[0][0]
+    label = next(l for i, l in sorted(sent[topic]) if i == item)
+    fine = contracts.Contract("f", (contracts.Clause("sent.", (item,), (label,)),))
+    assert untested([fine], sent[topic]) == []
+    unsent = contracts.Contract("f", (contracts.Clause("never sent.", (item,), (label, "never_sent")),))
+    assert untested([unsent], sent[topic]) == [f"f: no item of ('{item}',) sends 'never_sent' for 'never sent.'"]
+    other = next(i for i, _ in sorted(sent[topic]) if (i, label) not in sent[topic])
+    idle = contracts.Contract("f", (contracts.Clause("idle.", (item, other), (label,)),))
+    assert untested([idle], sent[topic]) == [f"f: {other} sends none of ['{label}'] for 'idle.'"]
 
 
 @pytest.mark.quick
@@ -123,3 +144,5 @@ def test_the_markdown_wraps_each_clause_as_one_bullet():
     assert lines[0].startswith("- ") and all(line.startswith("  ") for line in lines[1:-1])
     assert lines[-1] == "- short." and max(map(len, lines)) <= contracts.WIDTH
     assert "`a \\| b`" in contracts.table([contract])
+    # a wrap that would put "-" or "1." first on a line starts a new list in Markdown: the build wraps narrower
+    assert contracts.bullet("aaaa " * 5 + "- b c", 26) == "- aaaa aaaa aaaa aaaa\n  aaaa - b c"
