@@ -15,7 +15,7 @@ import torch
 
 from autograder import contracts
 from autograder.checks import items_of
-from autograder.course.build import apply_contracts, contracts_of, topics
+from autograder.course.build import apply_contracts, contracts_of, topics, write_contract_tables
 from autograder.engine import notebooks
 from autograder.engine.results import grade_items
 from tests.proving import ROOT, reference
@@ -134,6 +134,22 @@ def test_build_writes_the_list_and_names_a_missing_marker():
     with pytest.raises(ValueError) as excinfo:
         apply_contracts(nb, topic)
     assert begin in str(excinfo.value)
+
+
+@pytest.mark.quick
+def test_build_writes_the_docs_table_and_check_finds_it_stale(tmp_path):
+    topic = TOPICS[0]
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / f"{topic}.md"
+    committed = (ROOT / "docs" / f"{topic}.md").read_text(encoding="utf-8")
+    assert write_contract_tables(ROOT, [topic], check=True) == []
+    doc.write_text(committed.replace(contracts.TABLE_BEGIN, contracts.TABLE_BEGIN + "\n| a stale row |"),
+                   encoding="utf-8")
+    assert write_contract_tables(tmp_path, [topic], check=True) == [f"docs/{topic}.md: contract table differs from "
+                                                                     "the spec"]
+    assert write_contract_tables(tmp_path, [topic]) and doc.read_text(encoding="utf-8") == committed
+    doc.write_text(committed.replace(contracts.TABLE_END, ""), encoding="utf-8")
+    assert "no contract table" in write_contract_tables(tmp_path, [topic], check=True)[0]
 
 
 @pytest.mark.quick
