@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from autograder.checks.stability.softmax_cases import CE_TOLERANCES, ce_atol
 from autograder.compare import tolerance
 
-from .spaces import FLOATS, GRID, INF, NAN, SPECIAL, drawn_state, dtype_max, maybe_strided, shapes, tensors, values
+from .spaces import FLOATS, GRID, INF, SPECIAL, drawn_state, dtype_max, maybe_strided, shapes, tensors, values
 
 
 @dataclasses.dataclass(frozen=True)
