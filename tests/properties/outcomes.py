@@ -39,9 +39,18 @@ def _copy(value):
     return value
 
 
-def _snapshot(case):
-    return {k: (v.detach().clone(), v.requires_grad, v.grad is None) for k, v in case.items()
-            if isinstance(v, torch.Tensor)}
+def _snapshot(value, where="", into=None):
+    """``{path: (values, requires_grad, no .grad)}`` of every tensor in a case, nested ones included."""
+    into = {} if into is None else into
+    if isinstance(value, torch.Tensor):
+        into[where] = (value.detach().clone(), value.requires_grad, value.grad is None)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _snapshot(v, f"{where}[{k!r}]" if where else str(k), into)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _snapshot(v, f"{where}[{i}]", into)
+    return into
 
 
 def _changed(got, want):
