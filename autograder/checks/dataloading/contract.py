@@ -10,7 +10,8 @@ BATCH_KINDS = ("one_image", "equal_sizes", "mixed_sizes", "numpy_images", "tenso
 
 CONTRACTS = (
     Contract("ImageDirectoryDataset", (
-        Clause("`len(dataset)` is the number of matching files (0 for an empty folder);",
+        Clause("`len(dataset)` is the number of files directly in `root` whose names match `pattern` (0 for an empty "
+               "folder);",
                items=("image_directory_dataset",),
                inputs=("default_pattern", "given_pattern", "other_files", "empty_folder")),
         Clause("`dataset[i]` is the `i`-th file **in sorted path order**, decoded by OpenCV: an `HxWx3` `uint8` NumPy "
