@@ -43,7 +43,8 @@ def _entries(check, fn, probe, plan, call):
     __tracebackhide__ = True
     case = problems.describe(plan, call)
     exercised(f"world_size_{plan['world_size']}", *([f"accumulation_{plan['accumulation']}"]
-                                                     if plan["accumulation"] > 1 else []))
+                                                     if plan["accumulation"] > 1 else []),
+              *(["frozen_parameter"] if plan.get("frozen") else []))
     answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
@@ -111,9 +112,9 @@ def _expect_single(check, entries, plan, case, hint):
                                 f"against one process training on every rank's samples of that step")
 
 
-def _plans(seed, world_size, accumulation=1):
+def _plans(seed, world_size, accumulation=1, frozen=False):
     gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
-    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation)]
+    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen)]
 
 
 # ---------------------------------------------------------------- train_ddp
@@ -239,10 +240,10 @@ AVERAGE_HINT = ("For every parameter with a gradient: `dist.all_reduce(p.grad)` 
 def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
     """In the grader's data-parallel loop (each rank its share of the samples, no DDP), calling
     ``average_gradients(model)`` between backward and the step makes every rank's parameters, after every step,
-    those of one process on all the samples."""
+    those of one process on all the samples; the first layer's bias is frozen (its ``.grad`` stays None)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 200, world_size):
+    for plan in _plans(seed + 200, world_size, frozen=True):
         entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
@@ -255,7 +256,7 @@ def check_average_calls(average_gradients, *, seed=0):
     ``all_reduce`` at least once and at most once per parameter in every step (a flattened buffer counts once)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 300, 2):
+    for plan in _plans(seed + 300, 2, frozen=True):
         entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
