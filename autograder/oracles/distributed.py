@@ -15,15 +15,16 @@ def single_process(model, x, y, steps, lr):
     model = copy.deepcopy(model).double()
     x, y = x.double(), y.double()
     params = list(model.parameters())
+    trained = [p for p in params if p.requires_grad]      # a frozen parameter keeps its value
     history = []
     for ranks in steps:
-        grads = [torch.zeros_like(p) for p in params]
+        grads = [torch.zeros_like(p) for p in trained]
         for ids in ranks:
             loss = torch.nn.functional.mse_loss(model(x[ids]), y[ids])
-            for total, g in zip(grads, torch.autograd.grad(loss, params)):
+            for total, g in zip(grads, torch.autograd.grad(loss, trained)):
                 total += g / len(ranks)
         with torch.no_grad():
-            for p, g in zip(params, grads):
+            for p, g in zip(trained, grads):
                 p -= lr * g
         history.append([p.detach().clone() for p in params])
     return history

@@ -62,6 +62,8 @@ def average_summed(model):
 def average_on_rank_zero(model):
     if dist.get_rank() == 0:                        # rank 1 never joins: rank 0 waits in all_reduce
         for p in model.parameters():
+            if p.grad is None:
+                continue
             dist.all_reduce(p.grad)
             p.grad /= dist.get_world_size()
 
@@ -69,10 +71,18 @@ def average_on_rank_zero(model):
 def average_params_too(model):
     world_size = dist.get_world_size()
     for p in model.parameters():
+        if p.grad is None:
+            continue
         dist.all_reduce(p.grad)
         p.grad /= world_size
         dist.all_reduce(p.data)                     # "keep the weights in sync too": equal already
         p.data /= world_size
+
+
+def average_every_grad(model):
+    for p in model.parameters():                    # a frozen parameter's .grad is None: all_reduce(None) raises
+        dist.all_reduce(p.grad)
+        p.grad /= dist.get_world_size()
 
 
 def average_data_not_grad(model):
@@ -106,6 +116,8 @@ MUTANTS = {
         {"average_gradients": average_on_rank_zero}, {"check_average_matches_single", "check_average_calls"}),
     "average_gradients all-reduces the parameters too": (
         {"average_gradients": average_params_too}, {"check_average_calls"}),
+    "average_gradients does not skip a parameter without a gradient": (
+        {"average_gradients": average_every_grad}, {"check_average_matches_single", "check_average_calls"}),
     "average_gradients averages the parameters, not the gradients": (
         {"average_gradients": average_data_not_grad}, {"check_average_matches_single", "check_average_calls"}),
 }
@@ -134,6 +146,8 @@ DESCRIPTIONS = {
         "average_gradients calls `all_reduce` on one rank only, so that rank waits for the others forever.",
     "average_gradients all-reduces the parameters too":
         "average_gradients all-reduces the parameters as well as their gradients.",
+    "average_gradients does not skip a parameter without a gradient":
+        "average_gradients all-reduces every parameter's `.grad`, also one that is None (a frozen parameter).",
     "average_gradients averages the parameters, not the gradients":
         "average_gradients averages the parameters instead of their gradients.",
 }

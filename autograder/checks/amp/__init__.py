@@ -15,6 +15,7 @@ own float16 loop around the student's save and load.
 
 import torch
 
+from ...contracts import exercised
 from ...errors import CheckFailure
 from ...settings import settings
 from ...student import describe
@@ -82,6 +83,7 @@ def check_autocast_dtypes(train_amp, *, seed=0):
         for i, dtype in enumerate(DTYPES):
             plan, _, batches, _ = _setup(100 + seed * 10 + i, device, 4, optimizer="momentum")
             accumulate = 1 + i   # bfloat16 with accumulate=1, float16 with accumulate=2
+            exercised(_name(dtype), f"on_{device}", "momentum_state")
             case = _case(device, dtype, batches, accumulate=accumulate)
             _, rec, final = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=accumulate)
             precision.expect_forward_precision(check, rec, dtype, case)
@@ -104,6 +106,7 @@ def check_loss_scaling(train_amp, *, seed=0):
         bad = 1 + seed % 2
         plan, model, batches, _ = _setup(200 + seed, device, 4, overflow=("insert", bad))
         case = _case(device, dtype, batches) + f"; batch {bad} has targets of 1e7, so its gradients overflow"
+        exercised("no_scaler", "overflowing_batch")
         _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype)
         for b in range(len(batches)):
             if b == bad:
@@ -129,6 +132,7 @@ def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
                 plan, model, batches, opt = _setup(300 + seed * 10 + i, device, 2 * k)
                 lr = opt.param_groups[0]["lr"]
                 case = _case(device, dtype, batches, accumulate=k)
+                exercised(f"accumulate_{k}")
                 _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=k)
                 seen = [s.batches_seen for s in rec.steps]
                 if seen != [k * (j + 1) for j in range(len(batches) // k)]:
@@ -194,6 +198,7 @@ def check_clipping(train_amp, *, seed=0, accumulate=1):
                                              device)
             max_norm = round(0.25 * float(problems.flat(first).norm()), 4)
             case = _case(device, dtype, batches, accumulate=accumulate, max_grad_norm=max_norm)
+            exercised("max_grad_norm", _name(dtype))
             _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=accumulate,
                                max_grad_norm=max_norm)
             if len(rec.steps) != len(batches) // accumulate:
@@ -241,6 +246,7 @@ def check_convergence(train_amp, *, seed=0, batches_per_run=24):
                 case = _case(device, dtype, batches, accumulate=accumulate)
                 make = lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9)  # noqa: E731
                 expected, _ = problems.float32_training(model, batches, make, problems.mse, accumulate)
+                exercised(f"accumulate_{accumulate}", "loss_curve")
                 out, _, _ = _train(check, train_amp, plan, batches, dtype=dtype, accumulate=accumulate)
                 _expect_loss_curve(check, out, expected, dtype, case)
 
@@ -291,6 +297,7 @@ def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
         half = groups // 2
         calls = [{"options": {"dtype": dtype, "accumulate": accumulate},
                   "batches": [(call - 1) * half * accumulate, call * half * accumulate]} for call in (1, 2)]
+        exercised("given_scaler", "two_calls")
         entries, _ = runs.train(check, train_amp, plan, calls,
                                 scaler={"init_scale": init_scale, "growth_interval": scaling.GIVEN_GROWTH_INTERVAL})
         for call, entry in zip((1, 2), entries):
@@ -320,6 +327,7 @@ def check_speed(train_amp, *, seed=0):
     check = current_check()
     with problems.one_thread():
         plan, _, batches, _ = _setup(600 + seed, "cpu", 1)
+        exercised("one_batch")
         out, _, _ = _train(check, train_amp, plan, batches, dtype=torch.bfloat16)
     if not isinstance(out, (list, tuple)) or len(out) != 1:
         raise CheckFailure(check, f"train_amp returned {describe(out)} for one batch; expected a list of one float.",
@@ -327,6 +335,7 @@ def check_speed(train_amp, *, seed=0):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if settings.speed.thresholds["amp"].for_device(device) is None:   # not graded here: a note (or a failure)
         return expect_speedup(check, "amp", None, None, (), device=device, what="train_amp with float16")
+    exercised(*(["host_syncs_cuda"] if device == "cuda" else []))
     syncs = speed.expect_no_sync_per_batch(check, train_amp, device, seed=seed) if device == "cuda" else None
     result = speed.expect_faster_than_float32(check, train_amp, device, seed=seed)
     if syncs is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from ...contracts import exercised
 from ...errors import CheckFailure
 from ...source_rules import safe_load
 from ...spec import current_check, graded
@@ -58,6 +59,7 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
         saved = checkpoint.snapshot(model, optimizer, scaler)
         case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
                 f"optimizer, scaler, step={step})")
+        exercised(f"on_{device}", "new_objects", "same_objects", "path_object" if as_path else "str_path")
         report = handle(save_checkpoint).beside(checkpoint_runs.roundtrip_save_run, check, seed, device, as_path)
         if device != "cpu":     # CUDA kernels need not give bit-identical results in two processes
             saved = report.get("saved")
@@ -95,6 +97,7 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
     case = (f"{checkpoint.describe_problem()}; {len(data)} batches; the run is interrupted after {cut} steps "
             f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
             f"(load_checkpoint(path, model, optimizer, scaler))")
+    exercised("interrupted_and_resumed", "fresh_process")
     report = handle(save_checkpoint).beside(checkpoint_runs.resume_save_run, check, seed)
     checkpoint.expect_file(check, report, case)
     content = _carried(check, report, case)
@@ -139,6 +142,8 @@ def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
     with tempfile.TemporaryDirectory() as directory:        # the grader reads the file's bytes itself
         path = Path(directory) / "checkpoint.pt"
         path.write_bytes(content)
+        exercised("saved_file")
         checkpoint.expect_weights_only_file(check, str(path), case)
+    exercised("pickled_object")
     refusal = handle(load_checkpoint).beside(checkpoint_runs.refusal_run, check, content)
     checkpoint.expect_refused(check, refusal, case)

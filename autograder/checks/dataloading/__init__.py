@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from . import probes, synthetic
+from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
 from ...settings import settings
 from ...student import call_student
@@ -27,6 +28,7 @@ from .expect import (as_item, expect_exactly_once, expect_image, expect_index_er
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
 from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, call_collate, describe_batch,
                       expect_collated, expect_own_memory, make_batch, random_sizes)
+from .contract import batch_labels, worker_labels
 from .runs import describe_run
 
 # (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.
@@ -46,6 +48,7 @@ def _shard_set(student, directory, num_shards, rng, *, first_id=0, empty_shard=F
     total = num_shards * 2 + int(rng.integers(1, 5))
     samples = synthetic.make_samples(total, seed=int(rng.integers(1 << 30)), first_id=first_id)
     sizes = synthetic.split_sizes(total, num_shards, rng, empty_shard=empty_shard)
+    exercised(*(["uneven_shards"] if len(set(sizes)) > 1 else []), *(["empty_shard"] if 0 in sizes else []))
     paths = probes.write_shard_set(student, directory, synthetic.group(samples, sizes))
     return paths, samples
 
@@ -76,9 +79,11 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
         files = pngs + jpgs
         order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
         probes.write_samples(ImageDirectoryDataset, root, [files[i] for i in order] + [("notes.txt", b"not an image\n")])
+        exercised("written_unsorted", "other_files", "png", "jpg")
         for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):
             by_path = sorted(chosen, key=lambda s: os.path.join(root, s.name))
             kwargs = {} if pattern == "*.png" else {"pattern": pattern}
+            exercised("default_pattern" if pattern == "*.png" else "given_pattern")
             dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset", **kwargs)
             where = f"ImageDirectoryDataset(root, pattern={pattern!r}) on a folder of {len(files)} images"
             length = call_student(check, len, dataset, what="len(dataset)")
@@ -96,11 +101,14 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                                        hint="Sort the paths (sorted(...)); item i must be the i-th of them, "
                                             "never a random one.")
                 expect_image(check, image, sample, where=f"{where}, dataset[{index}]")
+            exercised("index_len", "index_past_len")
             for bad in (length, length + 3):
                 expect_index_error(check, dataset, bad, where)
+        exercised("in_dataloader")
         _expect_loader_order(check, ImageDirectoryDataset, root, sorted(pngs, key=lambda s: s.name))
         empty = os.path.join(root, "empty")
         probes.write_samples(ImageDirectoryDataset, empty, [])
+        exercised("empty_folder")
         dataset = call_student(check, ImageDirectoryDataset, empty, what="ImageDirectoryDataset")
         length = call_student(check, len, dataset, what="len(dataset)")
         if length != 0:
@@ -137,6 +145,8 @@ def check_write_shards(write_shards, *, seed=0):
             out_dir = os.path.join(root, f"out-{num_shards}")
             probes.write_samples(write_shards, out_dir, [])
             where = f"write_shards(<{count} image paths>, out_dir, num_shards={num_shards})"
+            exercised("one_shard" if num_shards == 1 else "one_image_per_shard" if num_shards == count else
+                      "several_shards", *(["uneven_split"] if count % num_shards else []))
             layout = written_layout(check, write_shards, given, out_dir, num_shards, where)
             found = [name for members in layout for name, _ in members]
             extra = sorted(set(found) - set(by_name))
@@ -156,6 +166,7 @@ def check_write_shards(write_shards, *, seed=0):
             if max(sizes) - min(sizes) > 1:
                 raise CheckFailure(check, f"{where} wrote shards of {sizes} images; sizes may differ by at most one.",
                                    hint="Give the first len % num_shards shards one image more than the others.")
+            exercised("written_twice")
             again_dir = os.path.join(root, f"again-{num_shards}")
             probes.write_samples(write_shards, again_dir, [])
             again = written_layout(check, write_shards, given, again_dir, num_shards, where)
@@ -163,6 +174,7 @@ def check_write_shards(write_shards, *, seed=0):
                 raise CheckFailure(check, f"{where} called twice with the same input wrote different shards.",
                                    hint="Don't shuffle with an unseeded random generator or depend on set order.")
         for bad in (0, -1, count + 1):
+            exercised(("zero_shards", "negative_shards", "more_shards_than_images")[(0, -1, count + 1).index(bad)])
             expect_value_error(check, write_shards, given, os.path.join(root, f"bad{bad}"), bad)
 
 
@@ -183,6 +195,7 @@ def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
         sizes = synthetic.split_sizes(len(samples), 3, rng)
         paths = probes.write_shard_set(TarImageDataset, root, synthetic.group(samples, sizes))
         where = f"TarImageDataset over {len(paths)} shards of {sizes} images (and non-image members), no DataLoader"
+        exercised("no_dataloader", "non_image_members", "png", "jpg")
         dataset = _construct(check, TarImageDataset, paths)
         items = [as_item(check, item, where=where, position=i)
                  for i, item in enumerate(_iterate(check, dataset, what="list(TarImageDataset(paths))"))]
@@ -214,6 +227,7 @@ def check_tar_dataset_errors(TarImageDataset, *, seed=0):
         good = probes.write_shard_set(TarImageDataset, os.path.join(root, "good"), [samples[:3]])[0]
         members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name, samples[5].data)]
         bad = handle(TarImageDataset).beside(probes.write_tars, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
+        exercised("undecodable_member")
         dataset = _construct(check, TarImageDataset, [good, bad])
 
         def attempt():
@@ -235,6 +249,7 @@ def check_tar_dataset_errors(TarImageDataset, *, seed=0):
                                       "name the shard and the member.",
                                hint="Raise e.g. ValueError(f'{path}: cannot decode {member.name}').")
         missing = os.path.join(root, "missing-0002.tar")
+        exercised("missing_shard")
         expect_missing_shard(check, TarImageDataset, [good, missing])
 
 
@@ -242,6 +257,8 @@ def _exactly_once_over(check, TarImageDataset, paths, samples, runs, *, world_si
     """Run each ``(num_workers)`` in ``runs`` (per rank with ``world_size``) and expect every image exactly once."""
     __tracebackhide__ = True
     for num_workers in runs:
+        exercised_as(worker_labels, len(paths), num_workers)
+        exercised(*([f"world_size_{world_size}"] if world_size else []))
         if world_size is None:
             where = describe_run(len(paths), num_workers)
             dataset = _construct(check, TarImageDataset, paths)
@@ -304,6 +321,7 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
         paths, samples = _shard_set(TarImageDataset, os.path.join(root, "files"), 3, rng)
         dataset = _construct(check, TarImageDataset, paths)
         where = f"a full pass over TarImageDataset of {len(paths)} shards, no DataLoader"
+        exercised("full_pass")
         count, still_open, unclosed = probes.files_after_pass(check, dataset, root, "TarImageDataset")
         if count != len(samples):
             raise CheckFailure(check, f"with {where}: {count} items came out, expected {len(samples)}.")
@@ -317,6 +335,7 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
                                       f"open: {unclosed[0]}.",
                                hint="Close every shard you open: `with tarfile.open(path) as tar:`.")
         small, large = limits.memory_members
+        exercised("many_members")
         peaks = {}
         for members in (small, large):
             shard = (os.path.join(root, f"many-{members}.tar"),
@@ -352,6 +371,7 @@ def check_collate_images_values(collate_images, *, seed=0, cases=20):
     batches = [make_batch(rng, sizes, tensors=tensors) for sizes, tensors in EDGE_BATCHES]
     batches += [make_batch(rng, random_sizes(rng), tensors=bool(k % 2)) for k in range(cases)]
     for items in batches:
+        exercised_as(batch_labels, items)
         result = call_collate(check, collate_images, items)
         expect_collated(check, result, items, where=f"collate_images on {describe_batch(items)}")
 
@@ -366,6 +386,7 @@ def check_collate_images_copies(collate_images, *, seed=0):
     rng = np.random.default_rng(850 + seed)
     for sizes, tensors in COPY_BATCHES:
         items = make_batch(rng, sizes, tensors=tensors)
+        exercised_as(batch_labels, items)
         copies = functools.partial(handle(collate_images).beside, probes.collate_copies)   # the call, where it lives
         facts = call_collate(check, copies, items)
         expect_own_memory(check, facts, items, where=f"collate_images on {describe_batch(items)}")
@@ -388,6 +409,7 @@ def check_collate_images_loader(collate_images, *, seed=0, tensors=False):
     where = (f"DataLoader(<{count} synthetic {'tensor' if tensors else 'NumPy'} images, shuffled>, "
              f"batch_size={LOADER_BATCH}, num_workers={LOADER_WORKERS}, collate_fn=collate_images, pin_memory=True)")
     planned = [order[i:i + LOADER_BATCH] for i in range(0, count, LOADER_BATCH)]
+    exercised("two_workers", "pin_memory", *(["partial_last_batch"] if count % LOADER_BATCH else []))
     call_collate(check, collate_images, [dataset[i] for i in planned[0]])   # an error shows best in this process
     batches, pinned = probes.load_collated(check, collate_images, samples, tensors, LOADER_WORKERS, where=where,
                                            batch_size=LOADER_BATCH, sampler=order, pin_memory=True)

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "6d89135935bcd18b"
+DIGEST = "89697bc76d7303b8"
 
 MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'TarImageDataset gives every DataLoader worker every shard, so samples come more than once.',

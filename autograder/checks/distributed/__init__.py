@@ -18,6 +18,7 @@ submitted source. The all-reduce counts are measured in the student's process: t
 import torch
 
 from ...compare import expect_close
+from ...contracts import exercised
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...source_rules import uses
@@ -41,6 +42,9 @@ def _entries(check, fn, probe, plan, call):
     """Every rank's record of ``probe``'s run of ``fn`` on ``plan``; a failure raised with the case."""
     __tracebackhide__ = True
     case = problems.describe(plan, call)
+    exercised(f"world_size_{plan['world_size']}", *([f"accumulation_{plan['accumulation']}"]
+                                                     if plan["accumulation"] > 1 else []),
+              *(["frozen_parameter"] if plan.get("frozen") else []))
     answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
@@ -108,9 +112,9 @@ def _expect_single(check, entries, plan, case, hint):
                                 f"against one process training on every rank's samples of that step")
 
 
-def _plans(seed, world_size, accumulation=1):
+def _plans(seed, world_size, accumulation=1, frozen=False):
     gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
-    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation)]
+    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen)]
 
 
 # ---------------------------------------------------------------- train_ddp
@@ -124,6 +128,7 @@ def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
     for plan in _plans(seed, world_size):
         entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
         share = plan["samples"] // plan["world_size"]
+        exercised("recording_dataset", *(["two_epochs"] if plan["epochs"] == 2 else []))
         seen = [[i for step in e["steps"] for i in step.get("ids", [])] + list(e.get("unstepped", []))
                 for e in entries]
         orders = []
@@ -177,6 +182,7 @@ def check_ddp_matches_single(train_ddp, *, seed=0, world_size=2):
     check = current_check()
     for plan in _plans(seed, world_size):
         entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        exercised(*(["two_epochs"] if plan["epochs"] == 2 else []))
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case,
                        hint="Use `torch.nn.functional.mse_loss(ddp(x), y)` (a mean), `SGD(lr=lr)` with no momentum, "
@@ -213,6 +219,7 @@ def check_accumulate_no_sync(train_accumulate, *, seed=0):
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
         counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
+        exercised("allreduces_counted")
         if any(c != 1 for per_rank in counts for c in per_rank):
             raise CheckFailure(check, f"DDP all-reduced the gradients {counts[0]} times in rank 0's optimizer steps "
                                       f"(one bucket: once per synchronized backward); with "
@@ -233,10 +240,10 @@ AVERAGE_HINT = ("For every parameter with a gradient: `dist.all_reduce(p.grad)` 
 def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
     """In the grader's data-parallel loop (each rank its share of the samples, no DDP), calling
     ``average_gradients(model)`` between backward and the step makes every rank's parameters, after every step,
-    those of one process on all the samples."""
+    those of one process on all the samples; the first layer's bias is frozen (its ``.grad`` stays None)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 200, world_size):
+    for plan in _plans(seed + 200, world_size, frozen=True):
         entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
@@ -249,12 +256,13 @@ def check_average_calls(average_gradients, *, seed=0):
     ``all_reduce`` at least once and at most once per parameter in every step (a flattened buffer counts once)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 300, 2):
+    for plan in _plans(seed + 300, 2, frozen=True):
         entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
         parameters = len(entries[0]["steps"][0]["params"])
         counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
+        exercised("allreduces_counted")
         if any(type(c) is not int or not 1 <= c <= parameters for per_rank in counts for c in per_rank):
             raise CheckFailure(check, f"average_gradients called all_reduce {counts[0]} times in rank 0's steps; "
                                       f"the model has {parameters} parameters, so one step needs at most "

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "3adfcb7081d7f873"
+DIGEST = "1e9594c1e5a54a63"
 
 MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)',
   'says': "train_ddp never calls the sampler's `set_epoch`, so every epoch shuffles the samples in the same order.",
@@ -80,6 +80,16 @@ MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)
                                  'has #'},
   'visible': {'average_calls': "failed: average_gradients called all_reduce times in rank #'s steps the model has "
                                '#'}},
+ {'id': 'average_gradients does not skip a parameter without a gradient',
+  'says': "average_gradients all-reduces every parameter's `.grad`, also one that is None (a frozen parameter).",
+  'signature': {'average_matches_single': 'failed: rank #: average_gradients raised TypeError: Invalid function '
+                                          'argument. Expected parameter of type',
+                'average_calls': 'failed: rank #: average_gradients raised TypeError: Invalid function argument. '
+                                 'Expected parameter of type'},
+  'visible': {'average_matches_single': 'failed: rank #: average_gradients raised TypeError: Invalid function '
+                                        'argument. Expected parameter of type',
+              'average_calls': 'failed: rank #: average_gradients raised TypeError: Invalid function argument. '
+                               'Expected parameter of type'}},
  {'id': 'average_gradients averages the parameters, not the gradients',
   'says': 'average_gradients averages the parameters instead of their gradients.',
   'signature': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",

@@ -45,17 +45,18 @@ def _size(gen, low, high):
     return int(torch.randint(low, high + 1, (1,), generator=gen))
 
 
-def training_plan(gen, *, world_size, accumulation=1, epochs=2):
+def training_plan(gen, *, world_size, accumulation=1, epochs=2, frozen=False):
     """A plan for :func:`build`: a two-layer tanh network, a regression dataset whose size the ranks' batches divide
     exactly (every rank takes the same number of full batches: one process on their union is then the same step),
-    a learning rate and the sampler's seed."""
+    a learning rate and the sampler's seed. With ``frozen`` the first layer's bias does not require grad, so it gets
+    no gradient (``average_gradients`` must skip it)."""
     batch = _size(gen, 2, 4)
     steps = _size(gen, 2, 3)
     return {"seed": int(torch.randint(1 << 30, (1,), generator=gen)), "world_size": world_size,
             "inputs": _size(gen, 3, 6), "hidden": _size(gen, 4, 8), "batch_size": batch,
             "accumulation": accumulation, "samples": world_size * batch * accumulation * steps, "epochs": epochs,
             "lr": round(0.05 + 0.1 * float(torch.rand(1, generator=gen)), 3),
-            "sampler_seed": _size(gen, 0, 999)}
+            "sampler_seed": _size(gen, 0, 999), "frozen": frozen}
 
 
 def build(plan):
@@ -67,6 +68,8 @@ def build(plan):
             bound = 1 / math.sqrt(layer.in_features)
             layer.weight.copy_((torch.rand(layer.weight.shape, generator=gen) * 2 - 1) * bound)
             layer.bias.copy_((torch.rand(layer.bias.shape, generator=gen) * 2 - 1) * bound)
+    if plan.get("frozen"):
+        model[0].bias.requires_grad_(False)
     x = torch.randn(plan["samples"], plan["inputs"], generator=gen)
     y = torch.sin(x.sum(1, keepdim=True)) + 0.1 * torch.randn(plan["samples"], 1, generator=gen)
     return model, x, y
@@ -103,4 +106,6 @@ def describe(plan, call):
     return (f"{call} on {plan['world_size']} gloo ranks: a Linear({plan['inputs']}, {plan['hidden']}) - Tanh - "
             f"Linear({plan['hidden']}, 1) network, a dataset of {plan['samples']} samples, batch_size="
             f"{plan['batch_size']}" + (f", accumulation={plan['accumulation']}" if plan["accumulation"] > 1 else "")
-            + f", epochs={plan['epochs']}, lr={plan['lr']}, seed={plan['sampler_seed']}")
+            + f", epochs={plan['epochs']}, lr={plan['lr']}, seed={plan['sampler_seed']}"
+            + ("; the first Linear's bias is frozen (requires_grad=False), so its .grad stays None"
+               if plan.get("frozen") else ""))

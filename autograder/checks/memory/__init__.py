@@ -15,6 +15,7 @@ The activation bytes and forward calls measured in the student's process explain
 import torch
 
 from ...compare import expect_close
+from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...spec import current_check, graded
@@ -22,6 +23,7 @@ from ...student import call_student
 from ...trusted.handle import handle
 from . import problems, probes
 from ...source_rules import uses
+from .contract import blocks_labels, model_labels
 from .rules import calls_with
 
 SAVED_HINT = ("`pack` runs once for every tensor autograd saves for backward: add `t.numel() * t.element_size()` "
@@ -85,6 +87,7 @@ def _expect_grads(check, entry, expected, case, hint):
 def _saved_bytes_entry(check, saved_bytes, plan):
     __tracebackhide__ = True
     case = f"saved_bytes(model, x) with {problems.describe_model(plan)}"
+    exercised_as(model_labels, plan)
     entry = _outcome(check, handle(saved_bytes).beside(probes.saved_bytes_run, check, plan), case)
     if "returned" in entry:
         raise CheckFailure(check, f"saved_bytes should return a pair (output, bytes), got {entry['returned']}."
@@ -142,6 +145,7 @@ def check_saved_bytes_backward(saved_bytes, *, seed=0, cases=2):
                                hint="Return `model(x)`'s output, computed inside the hooks' `with` block.")
         _expect_close(check, out, expected["out"], what="the output saved_bytes returned", case=case,
                       hint="Return `out = model(x)` itself.")
+        exercised("backward_through_output")
         _expect_grads(check, entry, expected, case,
                       hint="`unpack` must give back the tensor `pack` kept: `return t` from both hooks.")
 
@@ -151,6 +155,7 @@ def check_saved_bytes_backward(saved_bytes, *, seed=0, cases=2):
 def _checkpoint_entry(check, checkpointed_forward, plan):
     __tracebackhide__ = True
     case = f"checkpointed_forward(blocks, x) with {problems.describe_blocks(plan)}"
+    exercised_as(blocks_labels, plan)
     entry = _outcome(check, handle(checkpointed_forward).beside(probes.checkpoint_run, check, plan), case)
     hint = ("With `use_reentrant=False` checkpoint gives the parameters their gradients even when x needs none "
             "(the reentrant variant returns a result with no grad_fn then), and it replays the dropout mask of the "
@@ -244,6 +249,7 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
     gen = torch.Generator().manual_seed(400 + seed)
     for kind in kinds:
         plan = problems.step_plan(gen, kind)
+        exercised(f"{kind}_step")
         words = STEP_WORDS[kind].format(n=int(problems.MATMUL_SIZE * plan["scale"]),
                                         m=int(problems.TOPK_VALUES * plan["scale"]),
                                         h=int(problems.CONV_HEIGHT * plan["scale"]))
@@ -297,6 +303,7 @@ def check_residual_values(residual_relu, *, seed=0, cases=6):
     gen = torch.Generator().manual_seed(500 + seed)
     for i in range(cases):
         x, w, upstream = _residual_inputs(gen, i)
+        exercised_as(tensor_labels, x)
         out = call_student(check, residual_relu, x, w, what="residual_relu")
         expect_close(check, out, oracle("memory.residual_relu", x, w, upstream)["out"], what="residual_relu(x, w)",
                      inputs={"x": x, "w": w}, hint="Return relu(x @ w) + x.")
@@ -313,6 +320,8 @@ def check_residual_backward(residual_relu, *, seed=0, cases=6):
     for i in range(cases):
         x, w, upstream = _residual_inputs(gen, i)
         x_leaf, w_leaf = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        exercised_as(tensor_labels, x)
+        exercised("leaves_requiring_grad")
         inputs = {"x": x, "w": w}
         out = call_student(check, residual_relu, x_leaf, w_leaf, what="residual_relu")
         if not isinstance(out, torch.Tensor) or out.grad_fn is None or out.shape != upstream.shape:
@@ -347,6 +356,7 @@ def check_predict_no_graph(predict, *, seed=0, cases=3):
     for i in range(cases):
         plan = problems.model_plan(gen, dtype=("float32", "float64")[i % 2])
         case = f"predict(model, x) with {problems.describe_model(plan)}"
+        exercised(plan["dtype"])
         entry = _outcome(check, handle(predict).beside(probes.predict_run, check, plan), case)
         if "returned" in entry:
             raise CheckFailure(check, f"predict should return a tensor, got {entry['returned']}.\nCase: {case}",

@@ -14,6 +14,7 @@ import io
 import torch
 
 from ...compare import expect_close, expect_meta
+from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
 from ...expected_outputs import oracle as grader_oracle
 from ...gradients import expect_grad_close, expect_gradcheck
@@ -26,6 +27,7 @@ from . import batchnorm_oracle as oracle
 from . import drawn_state
 from . import normalizer_state as state
 from . import probes
+from .contract import affine_input_labels, mlp_labels
 
 PARAMETER_HINT = ("Register a and b as parameters: `self.a = torch.nn.Parameter(torch.randn(1))` in __init__, "
                   "after `super().__init__()`. A plain tensor attribute, or a Parameter kept in a Python list, is "
@@ -74,6 +76,7 @@ def check_affine_parameters(Affine, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     module = _new_affine(check, Affine)
+    exercised("fresh_module")
     named = dict(module.named_parameters())
     if sorted(named) != ["a", "b"]:
         plain = [n for n in ("a", "b") if isinstance(getattr(module, n, None), torch.Tensor) and n not in named]
@@ -96,6 +99,7 @@ def check_affine_parameters(Affine, *, seed=0):
         if not parameter.requires_grad:
             raise CheckFailure(check, f"parameter {name} does not require grad, so no optimizer can train it.",
                                hint="Leave requires_grad at its default (True).")
+    exercised("drawn_parameters")
     drawn_state.expect_affine_follows_drawn_parameters(check, module, torch.Generator().manual_seed(1000 + seed),
                                                        hint=PARAMETER_HINT)
 
@@ -117,6 +121,7 @@ def check_affine_forward(Affine, *, seed=0, cases=8):
         a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
         _set_values(check, module, a, b)
         x = _affine_input(gen, i)
+        exercised_as(affine_input_labels, x)
         out = call_student(check, module, x, what="Affine()")
         inputs = {"x": x, "a": a, "b": b}
         expect_meta(check, out, what="Affine's output", shape=x.shape, dtype=x.dtype, inputs=inputs)
@@ -139,6 +144,8 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
         x = _affine_input(gen, i)
         out = call_student(check, module, x, what="Affine()")
         upstream = torch.randn(out.shape, generator=gen)
+        exercised_as(affine_input_labels, x)
+        exercised("random_upstream")
         try:
             (out * upstream).sum().backward()
         except RuntimeError as error:
@@ -172,6 +179,7 @@ def check_affine_round_trips(Affine, *, seed=0):
     if sorted(state) != ["a", "b"]:
         raise CheckFailure(check, f"Affine().state_dict() has keys {sorted(state)}; expected ['a', 'b'], so a "
                                   "checkpoint would not save the module.", hint=PARAMETER_HINT)
+    exercised("saved_and_loaded")
     buffer = io.BytesIO()
     torch.save(state, buffer)
     buffer.seek(0)
@@ -184,6 +192,7 @@ def check_affine_round_trips(Affine, *, seed=0):
     x = torch.randn(11, generator=gen)
     expect_close(check, call_student(check, fresh, x, what="a reloaded Affine()"), a * x.double() + b,
                  what="the output of an Affine() loaded from a saved state_dict", inputs={"x": x, "a": a, "b": b})
+    exercised("to_float64")
     moved = call_student(check, module.to, torch.float64, what="Affine().to")
     for name in ("a", "b"):
         value = _tensor_attribute(check, moved, name)
@@ -247,6 +256,7 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
     check = current_check()
     gen = torch.Generator().manual_seed(1400 + seed)
     for sizes, activation in _mlp_cases(gen, extra):
+        exercised_as(mlp_labels, sizes, activation)
         model = _build(check, make_mlp, sizes, activation)
         call = _call_text(sizes, activation)
         if not isinstance(model, torch.nn.Sequential):
@@ -315,12 +325,14 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
     check = current_check()
     gen = torch.Generator().manual_seed(1500 + seed)
     for sizes, activation in _mlp_cases(gen, extra):
+        exercised_as(mlp_labels, sizes, activation)
         model = _build(check, make_mlp, sizes, activation)
         call = _call_text(sizes, activation)
         if not isinstance(model, torch.nn.Module):
             raise CheckFailure(check, f"{call} returned a {probes.type_name(model)}, not a torch.nn.Module.")
         for batch in ([5], [2, 3]):
             x = torch.randn(batch + [sizes[0]], generator=gen)
+            exercised(f"batch_rank_{len(batch)}")
             out = call_student(check, model, x, what=call)
             expect_meta(check, out, what=f"the output of {call}", shape=batch + [sizes[-1]], dtype=torch.float32,
                         inputs={"x": x})
@@ -345,6 +357,7 @@ def check_make_mlp_rejects_short_sizes(make_mlp, *, seed=0):
     check = current_check()
     n = 1 + (seed * 7 + 4) % 16
     for sizes in ([], [n], (n,)):
+        exercised(("no_size", "one_size")[len(sizes)], "tuple_sizes" if isinstance(sizes, tuple) else "list_sizes")
         raises_from_student(check, make_mlp, sizes, expected=ValueError, what="make_mlp")
     model = call_student(check, make_mlp, [n, 2], what="make_mlp")
     if not isinstance(model, torch.nn.Module):
@@ -393,6 +406,7 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         lr = float(torch.empty(1).uniform_(0.02, 0.2, generator=gen))
         x = torch.randn(16, n_in, generator=gen, dtype=torch.float64)
         y = torch.randn(16, n_out, generator=gen, dtype=torch.float64)
+        exercised(f"{kind}_model", "drawn_steps_and_lr", "float64")
         expected_model, losses, after = grader_oracle("modules.sgd_training", model, x, y, steps, lr)
         model = _model_for(fit, model, kind)
         call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
@@ -430,6 +444,7 @@ def check_fit_recovers_line(fit, *, seed=0, cases=2):
         model = _model_for(fit, model, "line")
         design = torch.cat([x.double(), torch.ones_like(x.double())], dim=1)
         least_squares = torch.linalg.lstsq(design, y.double()).solution.reshape(-1)
+        exercised("noisy_line", "float32")
         call_student(check, fit, model, x, y, steps=300, lr=0.1, what="fit")
         got = torch.cat([model.weight.detach().reshape(-1), model.bias.detach().reshape(-1)])
         inputs = {"x": x, "y": y}
@@ -491,6 +506,7 @@ def check_normalizer_buffers(Normalizer, *, seed=0):
     gen = torch.Generator().manual_seed(1800 + seed)
     for i in range(3):
         config = oracle.draw_config(gen, defaults=i == 0)
+        exercised("default_config" if i == 0 else "drawn_config")
         module = state.new_normalizer(check, Normalizer, config)
         for name, initial in oracle.BUFFERS.items():
             problem = state.buffer_problem(module, name, config)
@@ -515,6 +531,7 @@ def check_normalizer_buffers(Normalizer, *, seed=0):
                                       f"{', '.join(missing)}: a checkpoint would lose the statistics (a buffer "
                                       "registered with persistent=False is left out of state_dict).",
                                hint="register_buffer(name, tensor) with the default persistent=True.")
+        exercised("state_dict_round_trip", "converted")
         state.expect_state_round_trip(check, Normalizer, module, config, gen)
         state.expect_conversions(check, Normalizer, config, gen)
         drawn_state.expect_normalizer_follows_drawn_statistics(
@@ -533,6 +550,7 @@ def check_normalizer_train(Normalizer, *, seed=0, cases=6):
     for i in range(cases):
         config = oracle.draw_config(gen, defaults=i == 0)
         dtype = torch.float32 if i == cases - 1 else torch.float64
+        exercised("default_config" if i == 0 else "drawn_config", str(dtype).removeprefix("torch."))
         module = state.new_normalizer(check, Normalizer, config)
         if dtype == torch.float64:
             module = state.convert(check, module, config, method="double")
@@ -544,6 +562,7 @@ def check_normalizer_train(Normalizer, *, seed=0, cases=6):
         for step in range(1, int(torch.randint(2, 6, (1,), generator=gen)) + 1):
             n = 2 if i == 1 and step == 1 else oracle.batch_size(gen)
             x = oracle.draw_batch(gen, n, config.features, dtype=dtype, wide=dtype == torch.float64)
+            exercised(*(["batch_of_2"] if n == 2 else []), *(["several_steps"] if step > 1 else []))
             previous = {name: getattr(reference, name).clone() for name in oracle.BUFFERS}
             expected = oracle.run(reference, x)
             out = call_student(check, module, x, what=f"{config.call} in train mode")
@@ -580,9 +599,11 @@ def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
                 held[name] = state.statistic(check, module, name, config).detach().double().cpu().clone()
                 getattr(reference, name).copy_(held[name])
         state.set_mode(check, module, False, config)
+        exercised("after_train_steps")
         reference.eval()
         for n in (1, oracle.batch_size(gen)):
             x = oracle.draw_batch(gen, n, config.features)
+            exercised(*(["batch_of_1"] if n == 1 else []))
             what = (f"the eval-mode output of {config.call} (running_mean = {describe(held['running_mean'])}, "
                     f"running_var = {describe(held['running_var'])})")
             mistakes = oracle.eval_output_mistakes(x, held["running_mean"], held["running_var"], config.eps)
@@ -592,6 +613,7 @@ def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
             expected = oracle.run(reference, x)
             _expect_output(check, out, expected, x, what, mistakes, hint)
             state.expect_unchanged(check, module, config, held, x)
+            exercised("under_no_grad")
             with torch.no_grad():
                 again = call_student(check, _without_grad(module), x,
                                      what=f"{config.call} in eval mode under torch.no_grad()")
@@ -617,6 +639,7 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
         module = state.convert(check, state.new_normalizer(check, Normalizer, config), config, method="double")
         state.set_mode(check, module, True, config)
         x = oracle.draw_batch(gen, 2 if i == 0 else oracle.batch_size(gen, 2, 6), config.features, wide=False)
+        exercised("gradcheck_float64", "x_requires_grad")
 
         def vjp(grad_output, x=x, config=config):
             leaf = x.detach().clone().requires_grad_(True)
@@ -666,6 +689,7 @@ def check_normalizer_no_builtin(Normalizer, *, seed=0):
     for train in (True, False):
         state.set_mode(check, module, train, config)
         x = oracle.draw_batch(gen, oracle.batch_size(gen), config.features, dtype=torch.float32, wide=False)
+        exercised("train_mode" if train else "eval_mode")
         mode = "train" if train else "eval"
         expect_no_forbidden_ops(check, module, x, forbidden=oracle.FORBIDDEN, what=f"{config.call} in {mode} mode",
                                 hint=hint)
