@@ -70,6 +70,7 @@ OUT_OF_SEARCH = {
             "average_gradients sums the gradients without dividing",
             "average_gradients all-reduces on rank 0 only (rank 0 hangs)",
             "average_gradients all-reduces the parameters too",
+            "average_gradients does not skip a parameter without a gradient",
             "average_gradients averages the parameters, not the gradients"),
     },
     PROFILE: {
