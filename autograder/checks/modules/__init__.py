@@ -409,10 +409,13 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
                               "step.")
         loss = _as_float(check, result, call)
         if not abs(loss - losses[-1]) <= 1e-6 * abs(losses[-1]) + 1e-12:
-            after_training = abs(loss - after) <= 1e-6 * abs(after) + 1e-12
-            raise CheckFailure(check, f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g}: the "
-                                      f"loss of the last step (computed before its update)"
-                                      + (", not the loss after training." if after_training else "."),
+            if abs(loss - after) <= 1e-6 * abs(after) + 1e-12:
+                said = (f"{call} returned {loss:.8g}, the loss after training; expected the loss of the last step, "
+                        f"{losses[-1]:.8g} (computed before its update).")
+            else:
+                said = (f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g}: the loss of the last "
+                        f"step (computed before its update).")
+            raise CheckFailure(check, said,
                                hint="Return loss.item() of the loss the last step computed (the one it called "
                                     "backward on), not the first loss, a sum of losses, or a new loss after the loop.")
 
