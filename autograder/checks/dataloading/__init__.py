@@ -78,18 +78,23 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
         files = pngs + jpgs
         order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
         probes.write_samples(ImageDirectoryDataset, root, [files[i] for i in order] + [("notes.txt", b"not an image\n")])
-        nested = synthetic.make_samples(2, seed=seed + 2, first_id=70, prefix="img{id}")   # a png and a jpg, or two
-        probes.write_samples(ImageDirectoryDataset, os.path.join(root, "more"),
-                             nested + synthetic.make_samples(1, seed=seed + 3, first_id=72, formats=("png",),
-                                                             prefix="img{id}")
-                             + synthetic.make_samples(1, seed=seed + 4, first_id=73, formats=("jpg",),
-                                                      prefix="img{id}"))
+        nested = (synthetic.make_samples(2, seed=seed + 2, first_id=70, prefix="img{id}")   # a png and a jpg, or two
+                  + synthetic.make_samples(1, seed=seed + 3, first_id=72, formats=("png",), prefix="img{id}")
+                  + synthetic.make_samples(1, seed=seed + 4, first_id=73, formats=("jpg",), prefix="img{id}"))
+        probes.write_samples(ImageDirectoryDataset, os.path.join(root, "more"), nested)
         for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):
             by_path = sorted(chosen, key=lambda s: os.path.join(root, s.name))
             kwargs = {} if pattern == "*.png" else {"pattern": pattern}
             dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset", **kwargs)
             where = f"ImageDirectoryDataset(root, pattern={pattern!r}) on a folder of {len(files)} images"
             length = call_student(check, len, dataset, what="len(dataset)")
+            in_subfolder = sum(s.name.endswith(pattern[1:]) for s in nested)
+            if length == len(chosen) + in_subfolder:
+                raise CheckFailure(check, f"with {where}: len(dataset) is {length}: it counts the {in_subfolder} "
+                                          f"matching files of the subfolder `more` too; expected {len(chosen)} (the "
+                                          f"files directly in root matching {pattern!r}).",
+                                   hint="List root itself with the pattern (Path(root).glob(pattern)), not its "
+                                        "subfolders (rglob, '**' or os.walk).")
             if length != len(chosen):
                 raise CheckFailure(check, f"with {where} (and a subfolder `more` holding other images): "
                                           f"len(dataset) is {length}, expected {len(chosen)} (the files directly in "
