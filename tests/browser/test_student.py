@@ -103,14 +103,7 @@ def submit(page, topic, path, tmp_path):
     assert grading.returncode == 0, output[-6000:]
 
 
-# Known defect, open (issue 21's note): distributed's `try_launcher` cell, which shows a rank failing on purpose,
-# sometimes shows a killed rank's half-printed traceback ("Process ForkProcess-N: Traceback ..."), so the page marks
-# it failed (seen once in two-worker CI on 2026-11-25); to be fixed in the lesson's given launcher.
-KNOWN_FLAKY = {"distributed": "the given launcher's demo cell sometimes shows a killed rank's traceback"}
-
-
-@pytest.mark.parametrize("topic", [pytest.param(t, marks=pytest.mark.xfail(reason=KNOWN_FLAKY[t], strict=False))
-                                   if t in KNOWN_FLAKY else t for t in TOPICS if t != TYPED])
+@pytest.mark.parametrize("topic", [t for t in TOPICS if t != TYPED])
 def test_release_notebook_then_answers_from_file(page, lab, course, topic, tmp_path):
     path, nb, _ = open_and_run_stub(page, lab, course, topic)
     # The answers go into the file, as if typed; JupyterLab reloads it, runs it and saves it.

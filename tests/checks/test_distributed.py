@@ -275,3 +275,35 @@ def test_gloo_cannot_run_in_the_gradescope_fallback_sandbox(tmp_path):
     done = subprocess.run([sys.executable, seccomp.__file__, "deny-network", "--", sys.executable, "-c",
                            GLOO_UNDER_FILTER], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "gloo refused: Cannot resolve 127.0.0.1 to a (local) address" in done.stdout, done.stdout + done.stderr
+
+
+GIVEN_LAUNCHER_RUNS = r'''
+import sys
+exec(sys.stdin.read())
+def rank_sum(rank, world_size):
+    t = torch.tensor([float(rank)])
+    dist.all_reduce(t)
+    return t.item()
+for _ in range(5):
+    assert run_ranks(rank_sum, 3) == [3.0, 3.0, 3.0]
+print("done")
+'''
+
+
+def test_the_lessons_given_launcher_prints_nothing_after_a_success():
+    """The lesson's own ``run_ranks`` (the notebook's given cell, run as a student runs it) lets the ranks of a
+    successful job leave together: killing one in its last barrier made the others fail there and print
+    "Process ForkProcess-N: Traceback ..." under the cell (seen in the browser test; 3 runs of 6 before the fix)."""
+    import subprocess
+    import sys
+
+    from autograder.engine import notebooks
+    from tests.proving import ROOT
+
+    nb = notebooks.read(ROOT / "source" / "distributed" / "distributed.ipynb")
+    given = next(notebooks.source_text(c) for c in nb["cells"]
+                 if c["metadata"].get("nbgrader", {}).get("grade_id") == "given_launcher")
+    done = subprocess.run([sys.executable, "-c", GIVEN_LAUNCHER_RUNS], input=given, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr

@@ -85,3 +85,21 @@ def test_feedback_per_item_as_the_instructor_chose():
         config("amp", "fail", "immediate", {}, {"nonsense": "immediate"})
     with pytest.raises(BundleError, match="not 'sometimes'"):
         config("amp", "fail", "immediate", {}, {"speed": "sometimes"})
+
+
+def _wheel(path, requires, extra=""):
+    import zipfile
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x-0.1.dist-info/METADATA", "Name: x\n" + "".join(f"Requires-Dist: {r}\n" for r in requires))
+        archive.writestr("x/__init__.py", extra)
+    return path
+
+
+@pytest.mark.quick
+def test_a_remembered_resolution_is_keyed_by_what_pip_resolves(tmp_path):
+    """``collect_wheels`` skips pip's resolution when one for the same dependencies is in the cache: the key changes
+    with a dependency, not with the package's own code (which changes at every commit)."""
+    from autograder.course.gradescope.bundle import _requirements_key
+    one = _requirements_key(_wheel(tmp_path / "a.whl", ["numpy", "nbgrader>=0.9"]))
+    assert one == _requirements_key(_wheel(tmp_path / "b.whl", ["nbgrader>=0.9", "numpy"], extra="x = 1"))
+    assert one != _requirements_key(_wheel(tmp_path / "c.whl", ["numpy", "nbgrader>=0.10"]))

@@ -10,12 +10,14 @@ import numpy as np
 import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
+from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...student import call_student, describe
 from ...spec import current_check, graded
 from ...trusted.remote import Callback
 from . import inworker
+from .contract import REQUIRES_GRAD_LABELS, VIEW_LABELS
 from .inworker import InWorker
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
@@ -95,6 +97,7 @@ def _grad_values(check, grad_of, seed, cases):
         x = _grad_input(gen, dtypes[i % 2], device)
         f = _pick(gen, _scalar_functions(gen, x.numel()))
         inputs = {"f": f, "x": x}
+        exercised_as(tensor_labels, x)
         facts = call_student(check, InWorker(inworker.grad_of_result, grad_of, f.partial, x), f, x, what="grad_of")
         grad = facts["grad"]
         expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
@@ -153,6 +156,7 @@ def _grad_leaves_x_alone(check, grad_of, seed, cases):
         base = _grad_input(gen, torch.float32, device)
         f = _pick(gen, _scalar_functions(gen, base.numel()))
         kind = inworker.GRAD_KINDS[i % 4]
+        exercised(kind)
         # x is built where grad_of runs (a tensor's flag, .grad and graph do not cross to a worker); here, the
         # same x for the expected values and the message.
         x, owner = inworker.grad_input(kind, base)
@@ -229,6 +233,7 @@ def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
             t.view(-1)[:3] = torch.tensor([float("inf"), float("-inf"), float("nan")], dtype=dtype)
         device = _devices()[i % len(_devices())]
         t = t.to(device)
+        exercised_as(tensor_labels, t)
         result = call_student(check, to_numpy, t, what="to_numpy")
         _expect_array(check, result, t, kind=f"a {'CUDA' if device == 'cuda' else 'CPU'} tensor,")
 
@@ -247,6 +252,7 @@ def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
                                                generator=gen)]
         base = _random_tensor(gen, dtype, shape).to(device)
         kind = inworker.REQUIRES_GRAD_KINDS[i % 3]
+        exercised(REQUIRES_GRAD_LABELS[i % 3], f"on_{device}")
         # t is made where to_numpy runs (a Parameter, a non-leaf and a flag the student may clear do not cross to a
         # worker); here, the same t for the expected values and the message.
         t = inworker.requiring_grad(i % 3, base)
@@ -278,6 +284,7 @@ def check_to_numpy_views(to_numpy, *, seed=0, rounds=2):
         device = _devices()[i % len(_devices())]
         for kind, base, view in _views(gen, device):
             # The view is made where to_numpy runs: a tensor crosses to a worker by value, contiguous.
+            exercised(VIEW_LABELS[kind], f"on_{device}")
             result = call_student(check, InWorker(inworker.to_numpy_of_view, to_numpy, kind, base, here=view), view,
                                   what="to_numpy")
             _expect_array(check, result, view, kind=inworker.VIEWS[kind] + ",")
@@ -319,6 +326,7 @@ def _fit(check, fit_quadratic, data, steps, lr, seed, counted=True):
     back here from a worker (``Callback``) at every call, so its call count stays the grader's; else the worker gets
     its samples ``FIT_CHUNK`` at a time (``inworker.Prefetched``: a fit of 800 steps in 8 round trips, not 800)."""
     __tracebackhide__ = True
+    exercised("own_generate_data", f"steps_{steps}", *(["calls_counted"] if counted else []))
     if counted:
         helper = InWorker(inworker.seeded_call, fit_quadratic, seed, Callback(data))
     else:
@@ -339,6 +347,7 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
         data = _CountingData(torch.Generator().manual_seed(int(torch.randint(2 ** 62, (1,), generator=gen))),
                              coefficients)
         inputs = {"generate_data": data, "steps": steps, "lr": lr}
+        exercised("unseen_quadratic")
         w = _fit(check, fit_quadratic, data, steps, lr, 600 + 31 * seed + i, counted=False)
         expect_meta(check, w, what="fit_quadratic's result", shape=[3], inputs=inputs)
         if not w.is_floating_point():

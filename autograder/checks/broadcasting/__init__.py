@@ -10,6 +10,7 @@ import re
 import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, tolerance
+from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...oprecorder import expect_constant_op_count
@@ -17,6 +18,7 @@ from ...student import call_student, describe, raises_from_student
 from ...source_rules import no_loop
 from ...spec import current_check, graded
 from ...trusted.handle import handle
+from .contract import batch_labels, distance_labels, merge_labels, shape_pair_labels
 from .inworker import parameter_facts
 from .tiling import expect_no_tiling
 
@@ -53,6 +55,7 @@ def _build_merge(check, Merge, in1, in2, out, activation, *, pass_activation=Tru
     """``Merge(in1, in2, out[, activation])``, checked to be a module, moved to ``dtype`` and ``device``."""
     __tracebackhide__ = True
     kwargs = {"activation": activation} if pass_activation else {}
+    exercised_as(merge_labels, in1, in2, activation, pass_activation)
     module = call_student(check, Merge, in1, in2, out, what="Merge", **kwargs)
     if not isinstance(module, torch.nn.Module):
         raise CheckFailure(check, f"Merge(...) built a {type(module).__name__}, not a torch.nn.Module.",
@@ -130,6 +133,8 @@ def check_merge_forward(Merge, *, seed=0, cases=24):
         b = torch.randn(*batch_b, in2, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype)
         a.requires_grad_(dtype == torch.float64)
         b.requires_grad_(dtype == torch.float64)
+        exercised_as(batch_labels, batch_a, batch_b)
+        exercised_as(tensor_labels, a)
         inputs = {"a": a, "b": b, "activation": activation if activation is None else
                   getattr(activation, "__name__", type(activation).__name__)}
         shape = list(torch.broadcast_shapes(a.shape[:-1], b.shape[:-1])) + [out]
@@ -150,6 +155,7 @@ def _expect_merge_gradients(check, module, a, b, result, activation, inputs):
     if not result.requires_grad:
         raise CheckFailure(check, "Merge's output is not connected to the autograd graph.",
                            hint="Use the layers' outputs directly; no `.detach()`, `.data` or `torch.no_grad()`.")
+    exercised("gradients")
     leaves = {"a": a, "b": b, **dict(module.named_parameters())}   # the parameters: copies, from a worker
     upstream = torch.randn(result.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
     # backward, not autograd.grad: the parameters' gradients accumulate where the module lives (a worker's .grad is
@@ -183,6 +189,7 @@ def check_merge_no_tiling(Merge, *, seed=0, cases=6):
         module = _build_merge(check, Merge, in1, in2, out, ACTIVATIONS[i % len(ACTIVATIONS)])
         a = torch.randn(*batch_a, in1, generator=gen)
         b = torch.randn(*batch_b, in2, generator=gen)
+        exercised_as(batch_labels, batch_a, batch_b)
         expect_no_tiling(check, module, a, b, what=f"Merge({in1}, {in2}, {out}).forward")
 
 
@@ -197,6 +204,7 @@ def _distance_atol(x, y):
 def _expect_distances(check, pairwise_sq_distances, x, y, *, what, hint):
     __tracebackhide__ = True
     inputs = {"x": x, "y": y}
+    exercised_as(distance_labels, x, y)
     result = call_student(check, pairwise_sq_distances, x, y, what="pairwise_sq_distances")
     expect_meta(check, result, what=what, shape=[x.shape[0], y.shape[0]], dtype=x.dtype, device=x.device,
                 inputs=inputs)
@@ -242,6 +250,7 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
         x = offset + torch.randn(n, d, generator=gen, dtype=torch.float64)
         y = x[torch.randint(0, n, (m,), generator=gen)] + 1e-4 * torch.randn(m, d, generator=gen, dtype=torch.float64)
         y[0] = x[0]    # one exact copy: its distance is 0
+        exercised("identical_rows")
         x, y = x.to(dtype), y.to(dtype)
         result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distances",
                                            hint="Clamp the result at 0.")
@@ -269,6 +278,7 @@ def check_pairwise_vectorized(pairwise_sq_distances, *, seed=0):
     def rows_and_features(size):
         return (torch.randn(size, size + 1, generator=gen), torch.randn(2 * size + 1, size + 1, generator=gen))
 
+    exercised("sizes_2_5_13")
     expect_constant_op_count(check, pairwise_sq_distances, rows_and_features, (2, 5, 13),
                              what="pairwise_sq_distances",
                              hint="Let broadcasting pair the rows: x[:, None, :] - y[None, :, :] has shape [N, M, D]; "
@@ -308,6 +318,7 @@ def check_strict_mse_value(strict_mse_loss, *, seed=0, cases=20):
         prediction = torch.randn(shape, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype)
         target = torch.randn(shape, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype)
         inputs = {"prediction": prediction, "target": target}
+        exercised_as(tensor_labels, prediction)
         leaf = prediction.clone().requires_grad_(True)
         loss = call_student(check, strict_mse_loss, leaf, target, what="strict_mse_loss")
         expect_meta(check, loss, what="the loss", shape=[], dtype=dtype, device=device, inputs=inputs)
@@ -318,6 +329,7 @@ def check_strict_mse_value(strict_mse_loss, *, seed=0, cases=20):
             raise CheckFailure(check, "the loss is not connected to the autograd graph of the prediction.",
                                hint="Use torch operations on the prediction; no `.item()` or `.detach()`.")
         (grad,) = torch.autograd.grad(loss, leaf)
+        exercised("gradients")
         expect_close(check, grad, 2 * (prediction.double() - target.double()) / prediction.numel(),
                      what="the gradient with respect to the prediction", inputs=inputs)
 
@@ -341,6 +353,7 @@ def check_strict_mse_refuses_broadcast(strict_mse_loss, *, seed=0):
         shape_p, shape_t = REFUSED_SHAPES[k]
         prediction = torch.randn(shape_p, generator=gen)
         target = torch.randn(shape_t, generator=gen)
+        exercised_as(shape_pair_labels, shape_p, shape_t)
         error = raises_from_student(check, strict_mse_loss, prediction, target, expected=ValueError,
                                     what="strict_mse_loss")
         named = shapes_named(str(error))

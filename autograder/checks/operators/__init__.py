@@ -10,12 +10,14 @@ import torch
 
 from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
+from ...contracts import exercised, exercised_as, tensor_labels
 from ...expected_outputs import oracle
 from ...student import call_student
 from ...timing import expect_speedup
 from ...oprecorder import expect_constant_work
 from ...source_rules import no_loop
 from ...spec import current_check, graded
+from .contract import masked_mean_labels
 
 SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
 FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -79,6 +81,7 @@ def _sum_hint(x, out):
 def _expect_row_sum(check, row_sum, x):
     __tracebackhide__ = True
     inputs = {"x": x}
+    exercised_as(tensor_labels, x)
     out = call_student(check, row_sum, x, what="row_sum")
     reference = torch.sum(x, dim=0)
     expect_meta(check, out, what="row_sum's result", shape=reference.shape, dtype=reference.dtype,
@@ -121,6 +124,7 @@ def check_row_sum_vectorized(row_sum, *, seed=0):
     __tracebackhide__ = True
     check = current_check()
     _expect_row_sum(check, row_sum, _count_args(5 + seed)[0])
+    exercised("rows_4_and_64")
     expect_constant_work(check, row_sum, _count_args, COUNT_ROWS, what="row_sum",
                          hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
 
@@ -148,6 +152,7 @@ def check_row_sum_speed(row_sum, *, seed=0):
     device = _devices()[-1]
     (x,) = speed_args(device, seed)
     _expect_row_sum(check, row_sum, x)
+    exercised("timed_500x10")
     expect_speedup(check, "row_sum", row_sum, slicing_loop_sum, (x,), what="row_sum",
                    hint="Every `x[i]` is a Python call that builds a new tensor view: " + SUM_HINT)
 
@@ -181,6 +186,7 @@ def _masked_case(gen, i, special):
         x[(pick >= 0.25) & (pick < 0.3)] = float("-inf")
         if x.dim() >= 2:                   # one column with nothing in range
             x[:, 0] = float("nan") if i % 2 else 100.0
+            exercised("empty_column")
         low, high = _infinite_bounds(i, low, high)
     if isinstance(low, torch.Tensor):
         low, high = low.to(device), high.to(device)
@@ -213,6 +219,7 @@ def _infinite(bound):
 def _expect_masked_mean(check, masked_mean, x, low, high):
     __tracebackhide__ = True
     inputs = {"x": x, "low": low, "high": high}
+    exercised_as(masked_mean_labels, x, low, high)
     out = call_student(check, masked_mean, x, low, high, what="masked_mean")
     expected = oracle("operators.masked_mean", x, low, high)
     expect_meta(check, out, what="masked_mean's result", shape=expected.shape, dtype=x.dtype,

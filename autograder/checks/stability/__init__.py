@@ -11,6 +11,7 @@ import contextlib
 import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
+from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
@@ -19,6 +20,7 @@ from ...source_rules import autograd_function, no_call
 from ...trusted.handle import handle
 from ...spec import current_check, graded
 from . import softplus_cases as sp
+from .contract import logits_labels
 from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME, FLOAT_DTYPES, ce_atol, devices,
                             expected_ce_shape, random_case, random_labels, random_logits, ref_cross_entropy,
                             ref_softmax)
@@ -47,6 +49,7 @@ def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
         device = devices()[i % len(devices())]
         x = random_logits(gen, shape, scale, dtype, device)
         inputs = {"logits": x, "dim": dim}
+        exercised_as(logits_labels, x, dim)
         out = call_student(check, stable_softmax, x, dim=dim, what="stable_softmax")
         expect_meta(check, out, what="stable_softmax's result", shape=x.shape, dtype=dtype, device=device,
                     inputs=inputs)
@@ -76,6 +79,7 @@ def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
             torch.randn(n, generator=gen, dtype=torch.float64) * 1e4 if dtype != torch.float16 else
             torch.randn(n, generator=gen, dtype=torch.float64) * 1e3 + 5e4,
         ])
+        exercised("near_dtype_max", "rows_differ_in_scale")
         for dim, x in ((-1, rows.to(dtype)), (0, rows.t().contiguous().to(dtype))):
             inputs = {"logits": x, "dim": dim}
             out = call_student(check, stable_softmax, x, dim=dim, what="stable_softmax")
@@ -106,8 +110,10 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
 
         expect_grad_close(check, stable_softmax, [x], vjp, kwargs={"dim": dim}, names=["logits"],
                           what="stable_softmax", rtol=1e-7, atol=1e-9)
+        exercised("gradcheck_float64")
         expect_gradcheck(check, stable_softmax, [x], kwargs={"dim": dim}, names=["logits"], what="stable_softmax")
     x = torch.tensor([[1e4, -1e4, 0.0], [3.0, 2.0, 1.0]], dtype=torch.float32, requires_grad=True)
+    exercised("backward_at_1e4")
     out = call_student(check, stable_softmax, x, dim=-1, what="stable_softmax")
     try:
         out.backward(torch.ones_like(out))
@@ -127,6 +133,7 @@ def check_softmax_no_builtin(stable_softmax, *, seed=0):
     gen = torch.Generator().manual_seed(4000 + seed)
     for dtype in (torch.float32, torch.float16):
         x = random_logits(gen, [3, 5], 1.0, dtype)
+        exercised_as(tensor_labels, x)
         out, _ = expect_no_forbidden_ops(check, stable_softmax, x, dim=-1, forbidden=FORBIDDEN,
                                          what="stable_softmax")
         expect_close(check, out, ref_softmax(x, -1), what="stable_softmax's result", inputs={"logits": x})
@@ -153,6 +160,8 @@ def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
         x = random_logits(gen, shape, scale, dtype, device)
         labels = random_labels(gen, x, dim, kinds[i % len(kinds)])
         inputs = {"labels": labels, "logits": x, "dim": dim}
+        exercised(kinds[i % len(kinds)])
+        exercised_as(logits_labels, x, dim)
         out = _ce_call(check, softmax_cross_entropy, labels, x, dim)
         expect_meta(check, out, what="the loss", shape=expected_ce_shape(x, dim), dtype=dtype, device=device,
                     inputs=inputs)
@@ -172,6 +181,7 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
     gen = torch.Generator().manual_seed(6000 + seed)
     fixed = torch.tensor([[1e4, -1e4, 0.0], [-1e4, 1e4, 1.0], [0.5, 0.25, 0.0]])
     cases_list = [(fixed, torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [1.0, 0.0, 0.0]]))]
+    exercised("plus_minus_1e4")
     for i in range(cases):
         dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
         n = int(torch.randint(2, 9, (1,), generator=gen))
@@ -181,6 +191,7 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
                          torch.randn(n, generator=gen, dtype=torch.float64) * min(1e4, big)]).to(dtype)
         labels = random_labels(gen, x, -1, ("soft", "onehot")[i % 2])
         cases_list.append((x, labels))
+        exercised("near_dtype_max")
     for x, labels in cases_list:
         inputs = {"labels": labels, "logits": x, "dim": -1}
         leaf = x.detach().clone().requires_grad_(True)
@@ -191,6 +202,7 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
                            "log_softmax = (x - max) - log(sum(exp(x - max))), with the max taken per row.")
         expect_close(check, out, ref_cross_entropy(labels, x, -1), what="the loss at extreme logits",
                      inputs=inputs, table=CE_TOLERANCES, atol=ce_atol(x))
+        exercised("backward_at_extremes")
         try:
             out.sum().backward()
         except Exception as error:  # noqa: BLE001
@@ -213,6 +225,7 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
         shape, dim, scale = random_case(gen, max_rank=3)
         x = random_logits(gen, shape, scale, torch.float64)
         random_cases.append((random_labels(gen, x, dim, ("soft", "onehot", "broadcast")[i % 3]), x, dim))
+        exercised(("soft", "onehot", "broadcast")[i % 3])
     for labels, x, dim in CE_GRADIENT_CASES + random_cases:
 
         def vjp(g, x=x, dim=dim, labels=labels):
@@ -222,6 +235,7 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
         expect_grad_close(check, softmax_cross_entropy, [labels, x], vjp, wrt=1, kwargs={"dim": dim},
                           names=["labels", "logits"], what="softmax_cross_entropy", rtol=1e-7, atol=1e-9,
                           hint="The gradient of -sum(labels * log_softmax(x)) is softmax(x) * sum(labels) - labels.")
+        exercised("gradcheck_float64")
         expect_gradcheck(check, softmax_cross_entropy, [labels, x], wrt=1, kwargs={"dim": dim},
                          names=["labels", "logits"], what="softmax_cross_entropy")
 
@@ -234,6 +248,7 @@ def check_cross_entropy_no_builtin(softmax_cross_entropy, *, seed=0):
     gen = torch.Generator().manual_seed(8000 + seed)
     x = random_logits(gen, [4, 6], 2.0, torch.float32)
     labels = random_labels(gen, x, -1, "soft")
+    exercised("soft")
     out, _ = expect_no_forbidden_ops(check, softmax_cross_entropy, labels, x, dim=-1, forbidden=FORBIDDEN,
                                      what="softmax_cross_entropy")
     expect_close(check, out, ref_cross_entropy(labels, x, -1), what="the loss", inputs={"logits": x})
@@ -254,6 +269,7 @@ def _expect_softplus(check, softplus, x, *, what, hint):
     """``softplus(x)`` has x's shape, dtype and device, is finite, and matches the float64 reference."""
     __tracebackhide__ = True
     inputs = {"x": x}
+    exercised_as(tensor_labels, x)
     out = call_student(check, softplus, x, what="softplus")
     expect_meta(check, out, what=what, shape=x.shape, dtype=x.dtype, device=x.device.type, inputs=inputs,
                 hint="softplus is elementwise: return one value per element of x.")
@@ -290,6 +306,7 @@ def check_softplus_extremes(softplus, *, seed=0, cases=4):
         dtype = sp.FLOAT_DTYPES[i % len(sp.FLOAT_DTYPES)]
         device = devices()[i % len(devices())]
         x = torch.cat([sp.extreme_points(dtype), sp.random_extremes(gen, dtype, 12)]).to(device)
+        exercised("extreme_points")
         _expect_softplus(check, softplus, x, what="softplus's result at extreme inputs", hint=SOFTPLUS_HINT)
 
 
@@ -342,12 +359,15 @@ def check_softplus_gradient(softplus, *, seed=0, cases=6):
 
         expect_grad_close(check, softplus, [x], vjp, names=["x"], what="softplus", rtol=1e-7, atol=1e-9,
                           hint=SIGMOID_HINT)
+        exercised("gradcheck_float64")
         expect_gradcheck(check, softplus, [x], names=["x"], what="softplus")
     for i, dtype in enumerate(sp.FLOAT_DTYPES):
         device = devices()[i % len(devices())]
         x = torch.cat([sp.extreme_points(dtype), sp.random_extremes(gen, dtype, 8),
                        sp.random_moderate(gen, dtype).reshape(-1)]).to(device)
         inputs = {"x": x}
+        exercised("extreme_points")
+        exercised_as(tensor_labels, x)
         _, grad = _softplus_backward(check, softplus, x)
         expect_meta(check, grad, what="the gradient", shape=x.shape, dtype=dtype, device=device, inputs=inputs)
         expected = sp.reference_grad(x)
@@ -371,6 +391,7 @@ def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
     check = current_check()
     gen = torch.Generator().manual_seed(12_000 + seed)
     x = (torch.randn(6, generator=gen, dtype=torch.float64) * 4).float().requires_grad_(True)
+    exercised("requires_grad_float32")
     facts = handle(Softplus).beside(sp.custom_backward_facts, softplus, x)   # the graph lives where the student's code runs
     if facts.get("problem"):
         raise CheckFailure(check, facts["problem"], hint=FUNCTION_HINT)
@@ -388,6 +409,7 @@ def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
                       "operation(s) before it is returned, and autograd differentiates those too.")
         raise CheckFailure(check, detail, hint=FUNCTION_HINT + " Do not call `Softplus.forward` yourself.")
     y = torch.randn(4, 3, generator=gen, dtype=torch.float64)
+    exercised("apply_float64")
     direct = call_student(check, Softplus.apply, y, what="Softplus.apply")
     expect_close(check, call_student(check, softplus, y, what="softplus"), direct,
                  what="softplus(x) compared with Softplus.apply(x)", inputs={"x": y}, rtol=0, atol=0,
@@ -405,6 +427,8 @@ def check_softplus_no_builtin(softplus, *, seed=0):
     for dtype in (torch.float32, torch.float64):
         x = (torch.randn(3, 5, generator=gen, dtype=torch.float64) * 4).clamp(-sp.MODERATE, sp.MODERATE).to(dtype)
         record = OpRecord()
+        exercised_as(tensor_labels, x)
+        exercised("backward")
         out, _ = _softplus_backward(check, softplus, x, record=record)
         used = record.find(sp.FORBIDDEN)
         if used:

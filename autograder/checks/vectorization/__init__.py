@@ -15,6 +15,7 @@ import torch
 
 from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
+from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_constant_work
@@ -24,6 +25,7 @@ from ...timing import expect_speedup
 from ...trusted.handle import handle
 from ...spec import current_check, graded
 from . import compiling, masked_mean, per_sample, worker_facts
+from .contract import gather_labels, mean_labels
 
 NO_GRAPH_BREAK = ("item", "tolist", "nonzero", "jit", "compile")   # read from the source: each breaks or
 # specializes the graph (.item(), .tolist(), nonzero's data-dependent shape), or compiles it themselves
@@ -85,6 +87,7 @@ def _case(gen, i):
 def _expect_matches_loop(check, fn, tensor, indices, *, what):
     __tracebackhide__ = True
     inputs = {"tensor": tensor, "indices": indices}
+    exercised_as(gather_labels, tensor, indices)
     out = call_student(check, fn, tensor, indices, what=what)
     expected = loop_gather(tensor, indices)
     expect_meta(check, out, what=f"{what}'s result", shape=expected.shape, dtype=tensor.dtype,
@@ -126,6 +129,7 @@ def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
         dtype = torch.float64 if device == "cpu" else torch.float32
         tensor = _values(gen, [b, n, *f], dtype).to(device)
         indices = torch.randint(0, n, [b, *k], generator=gen).to(device)
+        exercised("repeated_indices")     # n < 4 rows, at least 3 picks per sample
 
         def loop_vjp(grad_output, tensor=tensor, indices=indices):
             leaf = tensor.detach().clone().requires_grad_(True)
@@ -155,6 +159,7 @@ def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
         for bad in (n, n + 3, -n - 1):
             indices = torch.randint(0, n, [b, *k], generator=gen)
             indices.view(b, -1)[0, 0] = bad    # in row 0: a flat offset would read row 1
+            exercised({n: "index_n", n + 3: "index_past_n"}.get(bad, "index_below_minus_n"))
             try:
                 raises_from_student(check, batch_gather, tensor, indices, expected=Exception, what="batch_gather")
             except CheckFailure as failure:
@@ -167,6 +172,7 @@ def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
                                         "row.") from None
         for other in (b + 1, b - 1):
             indices = torch.randint(0, n, [other, *k], generator=gen)
+            exercised("batch_larger" if other > b else "batch_smaller")
             # A scripted function's ValueError arrives as a torch.jit.Error that names it.
             error = raises_from_student(check, batch_gather, tensor, indices, expected=(ValueError, torch.jit.Error),
                                         what="batch_gather")
@@ -222,6 +228,7 @@ def check_batch_gather_vectorized(batch_gather, *, seed=0):
     check = current_check()
     tensor, indices = _gather_count_args(3 + seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
+    exercised("batches_4_and_64")
     expect_constant_work(check, batch_gather, _gather_count_args, COUNT_BATCHES, what="batch_gather",
                          hint=LOOP_HINT)
 
@@ -246,6 +253,7 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
     if device == "cuda":    # counted where the student's code runs
         worker_facts.expect_no_per_row_sync_facts(check, batch_gather, tensor, indices, COUNT_BATCHES,
                                                   what="batch_gather")
+    exercised("timed_4096x16x4")
     expect_speedup(check, "batch_gather", batch_gather, loop_gather, (tensor, indices), what="batch_gather",
                    hint=LOOP_HINT)
 
@@ -264,6 +272,8 @@ def check_per_sample_grads_values(per_sample_grads, *, seed=0, cases=8):
     for i in range(cases):
         sizes, dtype, b, device = per_sample.draw_case(gen, i)
         params, decoy, x, y = per_sample.draw(gen, sizes, dtype, b, device)
+        exercised(f"layers_{len(sizes) - 1}", str(dtype).removeprefix("torch."), f"on_{device}", "decoy_parameters",
+                  *(["batch_1"] if b == 1 else []))
         per_sample.expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
 
 
@@ -277,7 +287,9 @@ def check_per_sample_grads_vmapped(per_sample_grads, *, seed=0):
     check = current_check()
     gen = torch.Generator().manual_seed(21_000 + seed)
     params, decoy, x, y = per_sample.draw(gen, [4, 6, 3], torch.float32, 16)
+    exercised("batch_16", "decoy_parameters")
     per_sample.expect_per_sample_grads(check, per_sample_grads, [4, 6, 3], params, decoy, x, y)
+    exercised("batches_4_and_64")
     expect_constant_work(check, per_sample_grads, per_sample.count_args(per_sample_grads), COUNT_BATCHES,
                          what="per_sample_grads", hint=per_sample.HINT)
 
@@ -296,6 +308,7 @@ COMPILED = f"torch.compile(masked_batch_mean, {compiling.COMPILE_OPTIONS})"
 def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
     __tracebackhide__ = True
     inputs = {"x": x, "lengths": lengths}
+    exercised_as(mean_labels, x, lengths)
     if out is None:
         out = call_student(check, fn, x, lengths, what=what)
     expect_meta(check, out, what=f"{what}'s result", shape=(x.shape[0], x.shape[2]), dtype=x.dtype,
@@ -334,12 +347,14 @@ def check_masked_mean_gradient(masked_batch_mean, *, seed=0, cases=6):
         device = _devices()[i % len(_devices())]
         dtype = torch.float64 if device == "cpu" else torch.float32
         x, lengths = masked_mean.make_input(gen, b, t, f, dtype=dtype, device=device)
+        exercised("analytic_gradient", *(["empty_row"] if bool((lengths == 0).any()) else []))
         expect_grad_close(check, lambda x, lengths=lengths: masked_batch_mean(x, lengths), [x],
                           lambda g, x=x, lengths=lengths: masked_mean.oracle_vjp(x, lengths, g),
                           what="masked_batch_mean", rtol=1e-6 if dtype == torch.float32 else 1e-12,
                           atol=1e-6 if dtype == torch.float32 else 1e-12, hint=hint)
     x, lengths = masked_mean.make_input(gen, 3, 4, 2, [0, 4, 2], dtype=torch.float64)
     _expect_mean(check, masked_batch_mean, x, lengths)      # finite differences of a NaN say nothing
+    exercised("gradcheck_float64")
     expect_gradcheck(check, lambda x, lengths=lengths: masked_batch_mean(x, lengths), [x], what="masked_batch_mean")
 
 
@@ -359,6 +374,7 @@ def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
     check = current_check()
     x, lengths = masked_mean.make_input(torch.Generator().manual_seed(17_000 + seed), 4, 7, 3, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)
+    exercised("t_4_and_64", "b_4_and_64")
     for dimension in ("T", "B"):
         expect_constant_work(check, masked_batch_mean, _mean_count_args(dimension), COUNT_SIZES,
                              what=f"masked_batch_mean (growing {dimension})",
@@ -389,6 +405,7 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
     x, lengths = masked_mean.make_input(gen, b, t, f, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)      # eager first: the stub says "not implemented"
     session = handle(masked_batch_mean).beside(compiling.open_compiled)    # compiled where the student's code runs
+    exercised("compiled_fullgraph_dynamic")
     try:
         out, failure = call_student(check, session, x, lengths, what=COMPILED)
         if failure:
@@ -396,6 +413,7 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
         _expect_mean(check, masked_batch_mean, x, lengths, what=COMPILED, out=out)
     finally:
         compiling.close_compiled(session)
+    exercised("explained")
     breaks = call_student(check, compiling.explain_breaks, masked_batch_mean, x, lengths,
                           what="torch._dynamo.explain(masked_batch_mean)")
     if breaks:
@@ -424,6 +442,7 @@ def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_S
     inputs = [masked_mean.make_input(gen, *shape, empty_rows=False) for shape in sizes]
     _expect_mean(check, masked_batch_mean, *inputs[0])      # eager first: the stub says "not implemented"
     session = handle(masked_batch_mean).beside(compiling.open_compiled, MAX_GRAPHS)   # where the student's code runs
+    exercised(f"sweep_{len(sizes)}_shapes", "compiled_fullgraph_dynamic")
     try:
         for done, (x, lengths) in enumerate(inputs):
             out, failure = call_student(check, session, x, lengths, what=COMPILED)

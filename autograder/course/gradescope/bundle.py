@@ -10,6 +10,7 @@ day's package versions (otter-grader's ``otter generate`` is the model: requirem
 packages themselves too). ``collect_wheels`` fills a cache directory once; every bundle reuses it.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -53,12 +54,34 @@ def build_wheel(project, cache):
 
 def collect_wheels(project, cache):
     """Every wheel the grader needs, in ``cache`` (made if missing, reused: pip downloads only what is not there);
-    returns ``{file name: path}``. No network is needed where pip's index and find-links are local."""
+    returns ``{file name: path}``. No network is needed where pip's index and find-links are local.
+
+    pip resolves the whole set again on every call (about 30 s here, with every file in the cache), so a resolution
+    is remembered: ``resolved-<key>.json`` lists the files it left, under a key of what it resolved (this package's
+    declared dependencies, torch's pin and the Python version). While those files are all there, the same key is not
+    resolved again; a changed dependency is a new key."""
     cache = Path(cache)
     cache.mkdir(parents=True, exist_ok=True)
     ours = build_wheel(project, cache)
+    resolved = cache / f"resolved-{_requirements_key(ours)}.json"
+    if resolved.exists():
+        names = json.loads(resolved.read_text(encoding="utf-8"))
+        if all((cache / name).exists() for name in names):
+            return {path.name: path for path in sorted(cache.glob("*.whl"))}
     _pip("download", "-d", str(cache), "--only-binary=:all:", "--python-version", PYTHON_VERSION, TORCH, str(ours))
-    return {path.name: path for path in sorted(cache.glob("*.whl"))}
+    found = {path.name: path for path in sorted(cache.glob("*.whl"))}
+    resolved.write_text(json.dumps(sorted(name for name in found if name != ours.name)), encoding="utf-8")
+    return found
+
+
+def _requirements_key(wheel):
+    """A digest of what ``pip download`` resolves for ``wheel``: its ``Requires-Dist`` lines, torch's pin, Python's
+    version."""
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        requires = sorted(line for line in archive.read(metadata).decode().splitlines()
+                          if line.startswith("Requires-Dist:"))
+    return hashlib.sha256("\n".join([*requires, TORCH, PYTHON_VERSION]).encode()).hexdigest()[:16]
 
 
 def _pip(*args):
