@@ -73,10 +73,12 @@ def expect_finite(check, value, *, what, inputs=None, hint=None):
                            hint=hint or "Something overflowed: subtract the maximum before `exp`.", kind="not finite")
 
 
-def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=None, table=None, hint=None):
+def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=None, table=None, hint=None,
+                 equal_nan=False):
     """``actual`` matches ``expected`` within the tolerance of ``actual``'s dtype.
 
-    ``expected`` is usually a float64 reference; both are compared in float64.
+    ``expected`` is usually a float64 reference; both are compared in float64. ``equal_nan`` for a check whose
+    reference is NaN where the exercise asks for NaN (a sum over a NaN); elsewhere NaN is a mistake.
     """
     __tracebackhide__ = True
     expect_meta(check, actual, what=what, shape=expected.shape, inputs=inputs, hint=hint)
@@ -88,7 +90,7 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     if a.is_floating_point() or e.is_floating_point():
         a, e = a.double(), e.double()
     try:
-        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=False)
+        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     except AssertionError as error:
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
         # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)

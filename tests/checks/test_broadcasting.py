@@ -7,7 +7,7 @@ from autograder.checks import broadcasting
 from autograder.errors import CheckFailure
 from autograder.checks.broadcasting.tiling import expect_no_tiling
 from tests.mutants.broadcasting import MUTANTS, distances_loop, mse_no_check
-from tests.proving import check_names, failing, with_replacements
+from tests.proving import check_names, failing, reference, with_replacements
 
 TOPIC = "broadcasting"
 
@@ -89,6 +89,47 @@ def test_the_twelve_not_six_trap_is_refused():
     with pytest.raises(CheckFailure) as excinfo:
         broadcasting.check_strict_mse_refuses_broadcast(mse_no_check)
     assert "returned" in str(excinfo.value) and "should raise ValueError" in str(excinfo.value)
+
+
+def _mse_saying(say):
+    """The reference ``strict_mse_loss``, whose ValueError for two shapes says ``say(prediction shape, target
+    shape)`` (each a list of ints)."""
+    loss = reference(TOPIC)["strict_mse_loss"]
+
+    def strict_mse_loss(prediction, target):
+        if prediction.shape != target.shape:
+            raise ValueError(say(list(prediction.shape), list(target.shape)))
+        return loss(prediction, target)
+    return strict_mse_loss
+
+
+def _times(shape):
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+# Ways to name both shapes: the lesson's `[4, 1]` is an example, not the only format.
+NAMES_BOTH = [
+    lambda p, t: f"prediction has shape {p} but target has shape {t}",
+    lambda p, t: f"shapes {tuple(p)} and {tuple(t)} differ",
+    lambda p, t: f"{torch.Size(p)} != {torch.Size(t)}",
+    lambda p, t: f"prediction is {_times(p)}, target is {_times(t)}",
+    lambda p, t: f"expected equal shapes, got {' x '.join(map(str, p)) or '()'} and {' x '.join(map(str, t)) or '()'}",
+]
+# Messages that name one shape or none.
+NAMES_ONE = [lambda p, t: "shapes differ", lambda p, t: f"target should have shape {p}",
+             lambda p, t: f"prediction has {len(p)} dims, target has {len(t)}"]
+
+
+@pytest.mark.parametrize("say", NAMES_BOTH, ids=[say([4, 1], [4]) for say in NAMES_BOTH])
+def test_both_shapes_named_in_any_notation(say):
+    broadcasting.check_strict_mse_refuses_broadcast(_mse_saying(say))
+
+
+@pytest.mark.parametrize("say", NAMES_ONE, ids=[say([4, 1], [4]) for say in NAMES_ONE])
+def test_a_message_naming_fewer_shapes_fails(say):
+    with pytest.raises(CheckFailure) as excinfo:
+        broadcasting.check_strict_mse_refuses_broadcast(_mse_saying(say))
+    assert "should name both shapes" in excinfo.value.detail
 
 
 def test_raising_function_costs_only_its_checks():

@@ -44,7 +44,9 @@ def test_other_correct_spellings_pass():
                                                     "make_mlp": mlp_from_module_list})) == {}
 
 
-def test_fit_may_return_a_zero_dim_tensor_or_the_loss_after_training():
+def test_fit_returns_the_last_steps_loss_as_a_python_float():
+    """The lesson: "return the final loss as a Python float (`loss.item()` of the last step)". A 0-d tensor, or a
+    new loss after the loop, once accepted against that text, now loses the item that reads the return value."""
     def fit_after(model, x, y, steps=500, lr=0.1):
         optimizer = torch.optim.SGD(model.parameters(), lr=lr)
         for _ in range(steps):
@@ -54,7 +56,15 @@ def test_fit_may_return_a_zero_dim_tensor_or_the_loss_after_training():
         with torch.no_grad():
             return torch.nn.functional.mse_loss(model(x), y)
 
-    assert failing(TOPIC, with_replacements(TOPIC, {"fit": fit_after})) == {}
+    def fit_after_item(model, x, y, steps=500, lr=0.1):
+        return fit_after(model, x, y, steps, lr).item()
+
+    tensor = failing(TOPIC, with_replacements(TOPIC, {"fit": fit_after}))
+    assert set(tensor) == {"check_fit_matches_sgd"}
+    assert "expected the final loss as a Python float" in tensor["check_fit_matches_sgd"]
+    after = failing(TOPIC, with_replacements(TOPIC, {"fit": fit_after_item}))
+    assert set(after) == {"check_fit_matches_sgd"}
+    assert "the loss after training; expected the loss of the last step" in after["check_fit_matches_sgd"]
 
 
 def test_fit_returning_the_model_is_told_to_return_a_number():
@@ -63,7 +73,7 @@ def test_fit_returning_the_model_is_told_to_return_a_number():
         return model
 
     message = failing(TOPIC, with_replacements(TOPIC, {"fit": fit_model}))["check_fit_matches_sgd"]
-    assert "expected the final loss as a number" in message
+    assert "expected the final loss as a Python float" in message
 
 
 def test_make_mlp_rejection_needs_a_working_two_size_model():

@@ -31,6 +31,44 @@ def test_batch_mismatch_must_be_named():
     assert "ValueError('bad shapes')" in message and "batch sizes differ" in message
 
 
+def _gather_saying(say):
+    """The reference ``batch_gather``, whose ValueError for a batch mismatch says ``say(indices_rows, tensor_rows)``."""
+    gather = reference(TOPIC)["batch_gather"]
+
+    def batch_gather(tensor, indices):
+        if indices.shape[0] != tensor.shape[0]:
+            raise ValueError(say(indices.shape[0], tensor.shape[0]))
+        return gather(tensor, indices)
+    return batch_gather
+
+
+# Honest ways to say that the batch sizes differ: the lesson shows no wording ("a ValueError that says so").
+SAYS_SO = [
+    lambda i, t: f"the first dimensions differ ({i} vs {t})",
+    lambda i, t: f"indices has {i} rows but tensor has {t}",
+    lambda i, t: "indices.shape[0] must equal tensor.shape[0]",
+    lambda i, t: "leading dimensions of tensor and indices do not match",
+    lambda i, t: f"size mismatch at dim 0: {i} != {t}",
+    lambda i, t: f"{t} samples in tensor, {i} index rows",
+    lambda i, t: "Batch mismatch.",
+]
+# Messages that do not say it: nothing, a word with no content, the wrong complaint.
+SAYS_NOTHING = [lambda i, t: "", lambda i, t: "bad shapes", lambda i, t: "indices out of range",
+                lambda i, t: f"cannot gather with indices of {i} rows"]
+
+
+@pytest.mark.parametrize("say", SAYS_SO, ids=[say(5, 4) for say in SAYS_SO])
+def test_batch_mismatch_in_any_honest_words(say):
+    vectorization.check_batch_gather_errors(_gather_saying(say))
+
+
+@pytest.mark.parametrize("say", SAYS_NOTHING, ids=[repr(say(5, 4)) for say in SAYS_NOTHING])
+def test_batch_mismatch_not_said(say):
+    with pytest.raises(CheckFailure) as excinfo:
+        vectorization.check_batch_gather_errors(_gather_saying(say))
+    assert "does not say that the batch sizes differ" in excinfo.value.detail
+
+
 def test_out_of_range_message_names_the_index():
     message = _message("batch_gather without a bounds check", "check_batch_gather_errors")
     assert "is out of range for N =" in message and "next row" in message

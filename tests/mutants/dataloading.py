@@ -7,6 +7,7 @@ reference solution. The classes live in this importable module, so they also run
 import glob
 import os
 import random
+import re
 import tarfile
 
 import cv2
@@ -247,6 +248,26 @@ class FolderIgnoresPattern(_Folder):
         return cv2.imread(self.paths[index], cv2.IMREAD_COLOR)
 
 
+class FolderRecursive(_Folder):
+    def __init__(self, root, pattern="*.png"):
+        self.paths = sorted(glob.glob(os.path.join(root, "**", pattern), recursive=True))   # subfolders too
+
+    def __getitem__(self, index):
+        return cv2.imread(self.paths[index], cv2.IMREAD_COLOR)
+
+
+def _natural(path):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
+
+
+class FolderNaturalSort(_Folder):
+    def __init__(self, root, pattern="*.png"):
+        self.paths = sorted(glob.glob(os.path.join(root, pattern)), key=_natural)     # img8 before img10
+
+    def __getitem__(self, index):
+        return cv2.imread(self.paths[index], cv2.IMREAD_COLOR)
+
+
 # ------------------------------------------------------------------ write_shards
 
 def _write(out_dir, groups, arcname=os.path.basename):
@@ -424,6 +445,8 @@ MUTANTS = {
     "folder: wraps the index around": ({"ImageDirectoryDataset": FolderWrapsIndex}, {"check_image_directory_dataset"}),
     "folder: returns RGB": ({"ImageDirectoryDataset": FolderRGB}, {"check_image_directory_dataset"}),
     "folder: ignores the pattern": ({"ImageDirectoryDataset": FolderIgnoresPattern}, {"check_image_directory_dataset"}),
+    "folder: reads subfolders too": ({"ImageDirectoryDataset": FolderRecursive}, {"check_image_directory_dataset"}),
+    "folder: natural sort": ({"ImageDirectoryDataset": FolderNaturalSort}, {"check_image_directory_dataset"}),
     "shards: ceil-sized chunks": ({"write_shards": shards_ceil_chunks}, {"check_write_shards"}),
     "shards: drops the remainder": ({"write_shards": shards_drop_remainder}, {"check_write_shards"}),
     "shards: full paths as member names": ({"write_shards": shards_full_paths}, {"check_write_shards"}),
@@ -478,6 +501,10 @@ DESCRIPTIONS = {
                                       "raising IndexError.",
     "folder: returns RGB": "ImageDirectoryDataset returns images in RGB order instead of OpenCV's BGR.",
     "folder: ignores the pattern": "ImageDirectoryDataset ignores the file pattern and reads every file.",
+    "folder: reads subfolders too": "ImageDirectoryDataset also reads the images in subfolders of root, not only the "
+                                    "files directly in it.",
+    "folder: natural sort": "ImageDirectoryDataset sorts the names by the numbers in them (img8 before img10), not "
+                            "in sorted path order.",
     "shards: ceil-sized chunks": "write_shards splits the samples into chunks of the rounded-up size, so the last "
                                  "shards are short or empty.",
     "shards: drops the remainder": "write_shards drops the samples left over when they do not divide evenly.",

@@ -193,6 +193,11 @@ def _fit(model, x, y, steps, lr, *, zero_grad=True, reduction="mean", momentum=0
             loss.backward()
             optimizer.step()
         losses.append(loss.item())
+    if report == "tensor":
+        return loss
+    if report == "after":
+        with torch.no_grad():
+            return torch.nn.functional.mse_loss(model(x), y).item()
     return losses[0] if report == "first" else losses[-1]
 
 
@@ -214,6 +219,14 @@ def fit_squeezed_prediction(model, x, y, steps=500, lr=0.1):
 
 def fit_returning_first_loss(model, x, y, steps=500, lr=0.1):
     return _fit(model, x, y, steps, lr, report="first")
+
+
+def fit_returning_a_tensor(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, report="tensor")
+
+
+def fit_returning_the_loss_after_training(model, x, y, steps=500, lr=0.1):
+    return _fit(model, x, y, steps, lr, report="after")
 
 
 def fit_step_before_backward(model, x, y, steps=500, lr=0.1):
@@ -379,6 +392,9 @@ MUTANTS = {
     "fit with a squeezed prediction": ({"fit": fit_squeezed_prediction},
                                        {"check_fit_matches_sgd", "check_fit_recovers_line"}),
     "fit returning the first loss": ({"fit": fit_returning_first_loss}, {"check_fit_matches_sgd"}),
+    "fit returning a tensor": ({"fit": fit_returning_a_tensor}, {"check_fit_matches_sgd"}),
+    "fit returning the loss after training": ({"fit": fit_returning_the_loss_after_training},
+                                              {"check_fit_matches_sgd"}),
     "fit stepping before backward": ({"fit": fit_step_before_backward}, {"check_fit_matches_sgd"}),
     "fit training a copy": ({"fit": fit_on_a_copy}, {"check_fit_matches_sgd", "check_fit_recovers_line"}),
     "fit ignoring lr": ({"fit": fit_fixed_lr}, {"check_fit_matches_sgd"}),
@@ -443,6 +459,9 @@ DESCRIPTIONS = {
     "fit with a squeezed prediction": "fit squeezes the prediction, so [N] against [N, 1] broadcasts to [N, N] in "
                                       "the loss.",
     "fit returning the first loss": "fit returns the loss of the first step instead of the last.",
+    "fit returning a tensor": "fit returns the loss as a tensor instead of a Python float.",
+    "fit returning the loss after training": "fit returns a new loss computed after the last update instead of the "
+                                             "loss of the last step.",
     "fit stepping before backward": "fit steps the optimizer before calling backward.",
     "fit training a copy": "fit trains a copy of the model, so the model it is given does not change.",
     "fit ignoring lr": "fit ignores the learning rate it is given.",

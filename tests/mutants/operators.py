@@ -45,6 +45,18 @@ def row_sum_via_numpy(x):
     return torch.from_numpy(x.cpu().numpy().sum(0))
 
 
+def row_sum_skipping_nan(x):
+    return torch.nansum(x, dim=0) if x.is_floating_point() else torch.sum(x, dim=0)    # NaN counted as 0
+
+
+def masked_mean_clipped_bounds(x, low, high):
+    largest = torch.finfo(x.dtype).max                 # "no infinite bound": inf is clipped to the largest float
+    low = torch.as_tensor(low, dtype=x.dtype, device=x.device).clamp(-largest, largest)
+    high = torch.as_tensor(high, dtype=x.dtype, device=x.device).clamp(-largest, largest)
+    inside = (x >= low) & (x <= high)
+    return torch.where(inside, x, 0).sum(0) / inside.sum(0).clamp(min=1)
+
+
 def masked_mean_strict(x, low, high):
     inside = (x > low) & (x < high)
     return torch.where(inside, x, 0).sum(0) / inside.sum(0).clamp(min=1)
@@ -98,7 +110,10 @@ MUTANTS = {
     "row_sum always in float32": ({"row_sum": row_sum_float32}, {"check_row_sum"}),
     "row_sum keeping the dim": ({"row_sum": row_sum_keepdim}, {"check_row_sum"}),
     "row_sum through NumPy": ({"row_sum": row_sum_via_numpy}, {"check_row_sum"}),
+    "row_sum skipping NaN": ({"row_sum": row_sum_skipping_nan}, {"check_row_sum"}),
     "masked_mean excluding the bounds": ({"masked_mean": masked_mean_strict}, {"check_masked_mean"}),
+    "masked_mean clipping infinite bounds": ({"masked_mean": masked_mean_clipped_bounds},
+                                             {"check_masked_mean_special_values"}),
     "masked_mean multiplying by the mask": ({"masked_mean": masked_mean_times_mask},
                                             {"check_masked_mean_special_values"}),
     "masked_mean counting NaN": ({"masked_mean": masked_mean_not_outside}, {"check_masked_mean_special_values"}),
@@ -123,6 +138,9 @@ DESCRIPTIONS = {
     "row_sum always in float32": "row_sum converts its input to float32 whatever the input's dtype.",
     "row_sum keeping the dim": "row_sum keeps the reduced dimension, so the result has an extra dimension of size 1.",
     "row_sum through NumPy": "row_sum goes through NumPy, which loses the input's dtype rules, device and graph.",
+    "row_sum skipping NaN": "row_sum skips NaN (as `nansum` does), but a column holding NaN sums to NaN.",
+    "masked_mean clipping infinite bounds": "masked_mean clips an infinite bound to the largest finite value, so "
+                                            "x = inf falls outside `high = inf` (and -inf outside `low = -inf`).",
     "masked_mean excluding the bounds": "masked_mean leaves out the values equal to `low` or `high`: the bounds "
                                         "belong to the range.",
     "masked_mean multiplying by the mask": "masked_mean multiplies by the mask, so a NaN or an infinity outside the "

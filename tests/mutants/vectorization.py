@@ -207,6 +207,11 @@ def mean_in_float64(x, lengths):
     return _mean(x.double(), lengths)
 
 
+def mean_float32_count(x, lengths):
+    total = torch.where(_kept(x, lengths)[:, :, None], x, 0).sum(1)
+    return total / lengths.clamp(min=1)[:, None].float()      # float16 / float32 promotes to float32
+
+
 def mean_value_guard(x, lengths):
     if lengths.numel() and lengths.min() == x.shape[1]:    # every row full: skip the mask (a branch on values)
         return x.sum(1) / max(x.shape[1], 1)
@@ -272,13 +277,16 @@ MUTANTS = {
     "masked_batch_mean off by one (<=)": ({"masked_batch_mean": mean_off_by_one},
                                           {"check_masked_mean_values", "check_masked_mean_gradient"}),
     "masked_batch_mean returning float64": ({"masked_batch_mean": mean_in_float64}, {"check_masked_mean_values"}),
+    "masked_batch_mean dividing by a float32 count": ({"masked_batch_mean": mean_float32_count},
+                                                      {"check_masked_mean_values"}),
     "masked_batch_mean branching on lengths' values": ({"masked_batch_mean": mean_value_guard},
                                                        {"check_masked_mean_one_graph"}),
     "masked_batch_mean multiplying by the mask": ({"masked_batch_mean": mean_multiplied_by_mask},
                                                   {"check_masked_mean_values"}),
     "masked_batch_mean zeroing the padding in place": ({"masked_batch_mean": mean_zeroing_padding_in_place},
                                                        {"check_masked_mean_values", "check_masked_mean_gradient"}),
-    "masked_batch_mean through NumPy": ({"masked_batch_mean": mean_through_numpy}, {"check_masked_mean_gradient"}),
+    "masked_batch_mean through NumPy": ({"masked_batch_mean": mean_through_numpy},      # NumPy has no bfloat16
+                                        {"check_masked_mean_values", "check_masked_mean_gradient"}),
 }
 
 # Only a CUDA machine can tell this one from the reference.
@@ -330,6 +338,8 @@ DESCRIPTIONS = {
     "masked_batch_mean off by one (<=)": "masked_batch_mean's mask is off by one (it counts the step at the "
                                          "length too).",
     "masked_batch_mean returning float64": "masked_batch_mean returns float64 whatever the input's dtype.",
+    "masked_batch_mean dividing by a float32 count": "masked_batch_mean divides by a float32 count, which turns a "
+                                                     "float16 or bfloat16 result into float32.",
     "masked_batch_mean branching on lengths' values": "masked_batch_mean branches in Python on the values of "
                                                       "`lengths`, which recompiles for new values.",
     "masked_batch_mean multiplying by the mask": "masked_batch_mean multiplies by the mask, so a NaN or an infinity "

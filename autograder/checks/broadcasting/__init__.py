@@ -5,6 +5,8 @@ seeds) and compares against float64 references written here with explicit tiling
 so the reference never relies on the broadcasting it grades.
 """
 
+import re
+
 import torch
 
 from ...compare import expect_close, expect_finite, expect_meta, tolerance
@@ -285,10 +287,20 @@ def check_pairwise_vectorized(pairwise_sq_distances, *, seed=0):
 
 # --------------------------------------------------------------------- strict_mse_loss
 
-def _shape_forms(shape):
-    dims = [int(s) for s in shape]
-    forms = {str(dims), str(tuple(dims)), f"torch.Size({dims})"}
-    return {f.replace(" ", "") for f in forms}
+# A shape as a message may write it: sizes joined by commas, "x", "×", "*" or "by", in any brackets or none
+# ("[4, 1]", "(4, 1)", "torch.Size([4, 1])", "4x1", "4 x 1", "(4,)").
+_SHAPE_TOKEN = re.compile(r"\d+(?:\s*(?:,|x|×|\*|\bby\b)\s*\d+)*")
+_EMPTY_SHAPE = re.compile(r"\[\s*\]|\(\s*\)|\bscalar\b|\b0-?d\b|\b0-dim|zero-dim")
+
+
+def shapes_named(message):
+    """Every shape ``message`` writes, as tuples. The lesson's ``[4, 1]`` is one example of naming a shape, not the
+    required format: ``(4, 1)``, ``torch.Size([4, 1])`` and ``4x1`` name it too, and ``[]``, ``()``, "scalar" or
+    "0-d" the empty shape."""
+    shapes = {tuple(int(n) for n in re.findall(r"\d+", token)) for token in _SHAPE_TOKEN.findall(message)}
+    if _EMPTY_SHAPE.search(message.lower()):
+        shapes.add(())
+    return shapes
 
 
 @graded(1, hidden=[{"cases": 40}])
@@ -329,7 +341,8 @@ REFUSED_SHAPES = [([4, 1], [4]), ([4], [4, 1]), ([1, 3], [3, 1]), ([3, 1], [1, 3
 
 @graded(2, hidden=[{}])
 def check_strict_mse_refuses_broadcast(strict_mse_loss, *, seed=0):
-    """Any two different shapes raise ``ValueError`` whose message names both shapes: ``[N, 1]`` against
+    """Any two different shapes raise ``ValueError`` whose message names both shapes (in any usual notation:
+    :func:`shapes_named`): ``[N, 1]`` against
     ``[N]`` (the ``[[1.], [2.]] + [1., 2.]`` trap), ``[1, N]`` against ``[N, 1]``, a ``[C]`` target for a
     ``[B, C]`` prediction, a scalar target, and shapes that do not broadcast at all."""
     __tracebackhide__ = True
@@ -343,9 +356,8 @@ def check_strict_mse_refuses_broadcast(strict_mse_loss, *, seed=0):
         exercised_as(shape_pair_labels, shape_p, shape_t)
         error = raises_from_student(check, strict_mse_loss, prediction, target, expected=ValueError,
                                     what="strict_mse_loss")
-        text = str(error).replace(" ", "")
-        named = [any(form in text for form in _shape_forms(s)) for s in (shape_p, shape_t)]
-        if not all(named):
+        named = shapes_named(str(error))
+        if not all(tuple(s) in named for s in (shape_p, shape_t)):
             raise CheckFailure(check, f"strict_mse_loss raised ValueError({str(error)!r}) for a prediction of shape "
                                       f"{shape_p} and a target of shape {shape_t}; the message should name both "
                                       f"shapes.",

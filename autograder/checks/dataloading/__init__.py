@@ -67,19 +67,26 @@ def _iterate(check, dataset, *, what):
 
 @graded(2, hidden=[{}])
 def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
-    """``len`` counts the files matching ``pattern``; item ``i`` is the ``i``-th in sorted path order, decoded by
-    OpenCV (``HxWx3`` uint8, BGR); an index past the end raises ``IndexError``; an empty folder has length 0;
-    it works in a ``DataLoader`` with two workers."""
+    """``len`` counts the files directly in ``root`` matching ``pattern`` (not those in a subfolder); item ``i`` is
+    the ``i``-th in sorted path order (names from ``img8`` past ``img10``, where sorted order is not "natural"
+    order), decoded by OpenCV (``HxWx3`` uint8, BGR); an index past the end raises ``IndexError``; an empty folder
+    has length 0; it works in a ``DataLoader`` with two workers."""
     __tracebackhide__ = True
     check = current_check()
     rng = np.random.default_rng(100 + seed)
     with probes.scratch(ImageDirectoryDataset, "grader-images-") as root:
-        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=seed, formats=("png",), prefix="img{id}")
+        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=seed, first_id=8, formats=("png",),
+                                      prefix="img{id}")
         jpgs = synthetic.make_samples(3, seed=seed + 1, first_id=50, formats=("jpg",), prefix="img{id}")
         files = pngs + jpgs
         order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
         probes.write_samples(ImageDirectoryDataset, root, [files[i] for i in order] + [("notes.txt", b"not an image\n")])
-        exercised("written_unsorted", "other_files", "png", "jpg")
+        exercised("written_unsorted", "other_files", "png", "jpg", "names_past_img10")
+        nested = (synthetic.make_samples(2, seed=seed + 2, first_id=70, prefix="img{id}")   # a png and a jpg, or two
+                  + synthetic.make_samples(1, seed=seed + 3, first_id=72, formats=("png",), prefix="img{id}")
+                  + synthetic.make_samples(1, seed=seed + 4, first_id=73, formats=("jpg",), prefix="img{id}"))
+        probes.write_samples(ImageDirectoryDataset, os.path.join(root, "more"), nested)
+        exercised("subfolder")
         for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):
             by_path = sorted(chosen, key=lambda s: os.path.join(root, s.name))
             kwargs = {} if pattern == "*.png" else {"pattern": pattern}
@@ -87,10 +94,19 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
             dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset", **kwargs)
             where = f"ImageDirectoryDataset(root, pattern={pattern!r}) on a folder of {len(files)} images"
             length = call_student(check, len, dataset, what="len(dataset)")
+            in_subfolder = sum(s.name.endswith(pattern[1:]) for s in nested)
+            if length == len(chosen) + in_subfolder:
+                raise CheckFailure(check, f"with {where}: len(dataset) is {length}: it counts the {in_subfolder} "
+                                          f"matching files of the subfolder `more` too; expected {len(chosen)} (the "
+                                          f"files directly in root matching {pattern!r}).",
+                                   hint="List root itself with the pattern (Path(root).glob(pattern)), not its "
+                                        "subfolders (rglob, '**' or os.walk).")
             if length != len(chosen):
-                raise CheckFailure(check, f"with {where}: len(dataset) is {length}, expected {len(chosen)} (the "
-                                          f"files matching {pattern!r}).",
-                                   hint="List root with the pattern (Path(root).glob(pattern)) and keep that list.")
+                raise CheckFailure(check, f"with {where} (and a subfolder `more` holding other images): "
+                                          f"len(dataset) is {length}, expected {len(chosen)} (the files directly in "
+                                          f"root matching {pattern!r}).",
+                                   hint="List root with the pattern (Path(root).glob(pattern), not rglob or '**') "
+                                        "and keep that list.")
             for index, sample in enumerate(by_path):
                 image = call_student(check, lambda i=index: dataset[i], what=f"dataset[{index}]")
                 other = same_image_as(image, by_path)
@@ -98,8 +114,8 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                     names = [s.name for s in by_path]
                     raise CheckFailure(check, f"with {where}: dataset[{index}] is not the file {sample.name!r}; the "
                                               f"files in sorted path order are {names}.",
-                                       hint="Sort the paths (sorted(...)); item i must be the i-th of them, "
-                                            "never a random one.")
+                                       hint="Sort the paths as strings (sorted(...), no key): item i must be the i-th "
+                                            "of them, never a random one, and 'img10.png' sorts before 'img8.png'.")
                 expect_image(check, image, sample, where=f"{where}, dataset[{index}]")
             exercised("index_len", "index_past_len")
             for bad in (length, length + 3):

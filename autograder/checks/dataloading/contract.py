@@ -13,11 +13,13 @@ CONTRACTS = (
         Clause("`len(dataset)` is the number of files directly in `root` whose names match `pattern` (0 for an empty "
                "folder);",
                items=("image_directory_dataset",),
-               inputs=("default_pattern", "given_pattern", "other_files", "empty_folder")),
-        Clause("`dataset[i]` is the `i`-th file **in sorted path order**, decoded by OpenCV: an `HxWx3` `uint8` NumPy "
+               inputs=("default_pattern", "given_pattern", "other_files", "subfolder", "empty_folder")),
+        Clause("`dataset[i]` is the `i`-th file **in sorted path order** (the paths sorted as strings: `img10.png` "
+               "comes before `img8.png`), decoded by OpenCV: an `HxWx3` `uint8` NumPy "
                "array in BGR order (use `cv2.IMREAD_COLOR`, which also turns grey and transparent images into three "
                "channels);",
-               items=("image_directory_dataset",), inputs=("written_unsorted", "png", "jpg", "in_dataloader")),
+               items=("image_directory_dataset",),
+               inputs=("written_unsorted", "names_past_img10", "png", "jpg", "in_dataloader")),
         Clause("an index past the end raises `IndexError` (indexing a Python list already does).",
                items=("image_directory_dataset",), inputs=("index_len", "index_past_len")),
     )),

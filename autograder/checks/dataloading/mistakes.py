@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "89697bc76d7303b8"
+DIGEST = "5429938298ae7692"
 
 MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'TarImageDataset gives every DataLoader worker every shard, so samples come more than once.',
@@ -151,10 +151,23 @@ MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
                                          'image has'}},
  {'id': 'folder: ignores the pattern',
   'says': 'ImageDirectoryDataset ignores the file pattern and reads every file.',
-  'signature': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images: len is # '
+  'signature': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images len is # '
                                            'expected'},
-  'visible': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images: len is # '
+  'visible': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images len is # '
                                          'expected'}},
+ {'id': 'folder: reads subfolders too',
+  'says': 'ImageDirectoryDataset also reads the images in subfolders of root, not only the files directly in it.',
+  'signature': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images: len is #: '
+                                           'it'},
+  'visible': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images: len is #: '
+                                         'it'}},
+ {'id': 'folder: natural sort',
+  'says': 'ImageDirectoryDataset sorts the names by the numbers in them (img8 before img10), not in sorted path '
+          'order.',
+  'signature': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images: dataset is '
+                                           'not the'},
+  'visible': {'image_directory_dataset': 'failed: with ImageDirectoryDataset on a folder of # images: dataset is '
+                                         'not the'}},
  {'id': 'shards: ceil-sized chunks',
   'says': 'write_shards splits the samples into chunks of the rounded-up size, so the last shards are short or '
           'empty.',

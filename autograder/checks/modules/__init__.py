@@ -367,13 +367,14 @@ def check_make_mlp_rejects_short_sizes(make_mlp, *, seed=0):
 # ----------------------------------------------------------------------------- fit
 
 def _as_float(check, value, call):
+    """The lesson asks for "the final loss as a Python float (`loss.item()` of the last step)": a tensor, even of
+    one element, is not one (it keeps the last step's graph alive, and the caller must ``.item()`` it)."""
     __tracebackhide__ = True
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return float(value.detach())
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, float):
         return float(value)
-    raise CheckFailure(check, f"{call} returned {describe(value)}; expected the final loss as a number.",
-                       hint="Return loss.item() from the last step.")
+    raise CheckFailure(check, f"{call} returned {describe(value)}; expected the final loss as a Python float.",
+                       hint="Return loss.item() from the last step: a tensor, even of one element, is not a Python "
+                            "float.", kind="wrong type")
 
 
 def _fit_models(gen):
@@ -395,7 +396,8 @@ def _model_for(fit, model, kind):
 def check_fit_matches_sgd(fit, *, seed=0, cases=4):
     """``fit(model, x, y, steps=..., lr=...)`` trains ``model`` itself exactly like ``steps`` steps of
     ``torch.optim.SGD(lr)`` on the mean squared error (float64, a line and a small MLP, steps and lr the student
-    has not seen), and returns the final loss as a number (the last step's, or the loss after training)."""
+    has not seen), and returns the final loss as a Python float: the loss of the last step, as the lesson says
+    ("`loss.item()` of the last step"), computed before that step's update."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(1600 + seed)
@@ -420,10 +422,16 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
                               "[N] against [N, 1] broadcasts to [N, N]), and zero_grad, backward, step once per "
                               "step.")
         loss = _as_float(check, result, call)
-        if not any(abs(loss - want) <= 1e-6 * abs(want) + 1e-12 for want in (losses[-1], after)):
-            raise CheckFailure(check, f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g} "
-                                      f"(the last step's) or {after:.8g} (after training).",
-                               hint="Return loss.item() of the last step, not the first loss or a sum of losses.")
+        if not abs(loss - losses[-1]) <= 1e-6 * abs(losses[-1]) + 1e-12:
+            if abs(loss - after) <= 1e-6 * abs(after) + 1e-12:
+                said = (f"{call} returned {loss:.8g}, the loss after training; expected the loss of the last step, "
+                        f"{losses[-1]:.8g} (computed before its update).")
+            else:
+                said = (f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g}: the loss of the last "
+                        f"step (computed before its update).")
+            raise CheckFailure(check, said,
+                               hint="Return loss.item() of the loss the last step computed (the one it called "
+                                    "backward on), not the first loss, a sum of losses, or a new loss after the loop.")
 
 
 @graded(2, hidden=[{"cases": 3}])

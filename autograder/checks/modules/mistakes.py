@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "12b4aaeda6e47a9a"
+DIGEST = "0db04f47c4c9e321"
 
 MISTAKES = ({'id': 'Affine with plain tensors',
   'says': 'Affine keeps its weights as plain tensors, not `nn.Parameter`s, so the module does not register them.',
@@ -123,8 +123,16 @@ MISTAKES = ({'id': 'Affine with plain tensors',
   'visible': {'fit_matches_sgd': 'wrong value', 'fit_recovers_line': 'wrong value'}},
  {'id': 'fit returning the first loss',
   'says': 'fit returns the loss of the first step instead of the last.',
-  'signature': {'fit_matches_sgd': 'failed: fit on Linear returned # expected the final loss # or #'},
-  'visible': {'fit_matches_sgd': 'failed: fit on Linear returned # expected the final loss # or #'}},
+  'signature': {'fit_matches_sgd': 'failed: fit on Linear returned # expected the final loss #: the loss'},
+  'visible': {'fit_matches_sgd': 'failed: fit on Linear returned # expected the final loss #: the loss'}},
+ {'id': 'fit returning a tensor',
+  'says': 'fit returns the loss as a tensor instead of a Python float.',
+  'signature': {'fit_matches_sgd': 'wrong type'},
+  'visible': {'fit_matches_sgd': 'wrong type'}},
+ {'id': 'fit returning the loss after training',
+  'says': 'fit returns a new loss computed after the last update instead of the loss of the last step.',
+  'signature': {'fit_matches_sgd': 'failed: fit on Linear returned # the loss after training expected the loss'},
+  'visible': {'fit_matches_sgd': 'failed: fit on Linear returned # the loss after training expected the loss'}},
  {'id': 'fit stepping before backward',
   'says': 'fit steps the optimizer before calling backward.',
   'signature': {'fit_matches_sgd': 'wrong value', 'fit_recovers_line': 'wrong value'},

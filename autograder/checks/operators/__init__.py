@@ -46,11 +46,36 @@ def _values(gen, shape, dtype):
 
 
 def _sum_atol(x):
-    """Summing in another order costs a few ulps of the sum of magnitudes."""
+    """Summing in another order costs a few ulps of the sum of magnitudes (of the finite values: a column with NaN
+    or inf is compared by what it is, not within a tolerance)."""
     if not x.is_floating_point() or x.numel() == 0:
         return 0.0
-    scale = float(x.detach().abs().double().sum(dim=0).max())
+    finite = x.detach().double()
+    scale = float(torch.where(torch.isfinite(finite), finite, 0).abs().sum(dim=0).max())
     return max(1e-12, 4 * torch.finfo(x.dtype).eps * scale)
+
+
+def _with_special_values(x, seed, i):
+    """``x`` with NaN, inf and -inf at positions drawn apart from the case's own stream (the other cases keep their
+    inputs): "the sum of x" of a column holding NaN is NaN, and a column with inf and -inf is NaN too. A sum that
+    skips NaN (``nansum``, ``nan_to_num``) is another function."""
+    pick = torch.rand(x.shape, generator=torch.Generator().manual_seed(24_000 + 1000 * seed + i))
+    x = x.clone()
+    x[pick < 0.15] = float("nan")
+    x[(pick >= 0.15) & (pick < 0.25)] = float("inf")
+    x[(pick >= 0.25) & (pick < 0.3)] = float("-inf")
+    x[(0,) * x.dim()] = float("nan")
+    return x
+
+
+def _sum_hint(x, out):
+    """The hint for a wrong sum: NaN skipped where the input has it, or the general advice."""
+    if x.is_floating_point() and isinstance(out, torch.Tensor) and out.shape == x.shape[1:]:
+        skipped = torch.isnan(x.detach()).any(dim=0).cpu() & ~torch.isnan(out.detach().cpu())
+        if bool(skipped.any()):
+            return ("A column that holds NaN sums to NaN: `torch.sum` keeps NaN, while `nansum` or `nan_to_num` "
+                    "drop it and return another number. " + SUM_HINT)
+    return SUM_HINT
 
 
 def _expect_row_sum(check, row_sum, x):
@@ -62,7 +87,8 @@ def _expect_row_sum(check, row_sum, x):
     expect_meta(check, out, what="row_sum's result", shape=reference.shape, dtype=reference.dtype,
                 device=x.device.type, inputs=inputs)
     expected = torch.sum(x.double(), dim=0) if x.is_floating_point() else reference
-    expect_close(check, out, expected, what="row_sum's result", inputs=inputs, atol=_sum_atol(x), hint=SUM_HINT)
+    expect_close(check, out, expected, what="row_sum's result", inputs=inputs, atol=_sum_atol(x),
+                 hint=_sum_hint(x, out), equal_nan=True)
 
 
 # ----------------------------------------------------------------------- row_sum
@@ -71,7 +97,8 @@ def _expect_row_sum(check, row_sum, x):
 def check_row_sum(row_sum, *, seed=0, cases=28):
     """The sum over dimension 0 for tensors of rank 1 to 4 (0, 1 or many rows), every float, integer and
     boolean dtype, non-contiguous views, CPU and CUDA: ``torch.sum(x, dim=0)``'s shape, dtype and device,
-    values equal to a float64 (or exact integer) sum."""
+    values equal to a float64 (or exact integer) sum; floats holding NaN, inf and -inf in every fourth case
+    (a column with NaN sums to NaN)."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(20_000 + seed)
@@ -79,6 +106,8 @@ def check_row_sum(row_sum, *, seed=0, cases=28):
         shape = _shape(gen, i)
         dtype = SUM_DTYPES[i % len(SUM_DTYPES)]
         x = _values(gen, shape, dtype)
+        if i % 4 == 1 and dtype.is_floating_point and x.numel():
+            x = _with_special_values(x, seed, i)
         if i % 3 == 2 and x.dim() >= 2:      # the same shape as a non-contiguous view
             x = x.movedim(0, -1).contiguous().movedim(-1, 0)
         _expect_row_sum(check, row_sum, x.to(_devices()[i % len(_devices())]))
@@ -158,9 +187,33 @@ def _masked_case(gen, i, special):
         if x.dim() >= 2:                   # one column with nothing in range
             x[:, 0] = float("nan") if i % 2 else 100.0
             exercised("empty_column")
+        low, high = _infinite_bounds(i, low, high)
     if isinstance(low, torch.Tensor):
         low, high = low.to(device), high.to(device)
     return x.to(dtype).to(device), low, high
+
+
+def _infinite_bounds(i, low, high):
+    """Every fourth special case has ``high = inf`` and the next ``low = -inf`` (per-column bounds: in every other
+    column): an infinite bound is a bound like any other, so ``inf <= inf`` keeps ``x = inf`` in the range (and a
+    column whose range holds ``inf`` and ``-inf`` has the mean NaN, as the reference computes it)."""
+    if i % 4 == 2:
+        if isinstance(high, torch.Tensor):
+            high = high.clone()
+            high.view(-1)[::2] = float("inf")
+            return low, high
+        return low, float("inf")
+    if i % 4 == 3:
+        if isinstance(low, torch.Tensor):
+            low = low.clone()
+            low.view(-1)[::2] = float("-inf")
+            return low, high
+        return float("-inf"), high
+    return low, high
+
+
+def _infinite(bound):
+    return bool(torch.isinf(bound).any()) if isinstance(bound, torch.Tensor) else abs(bound) == float("inf")
 
 
 def _expect_masked_mean(check, masked_mean, x, low, high):
@@ -171,10 +224,13 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
     expected = oracle("operators.masked_mean", x, low, high)
     expect_meta(check, out, what="masked_mean's result", shape=expected.shape, dtype=x.dtype,
                 device=x.device.type, inputs=inputs)
+    hint = ("Keep x where `(x >= low) & (x <= high)` (with `&`, not `and`; bounds included), "
+            "sum with `torch.where(inside, x, 0)` and divide by the count, clamped to at least 1.")
+    if _infinite(low) or _infinite(high):
+        hint += (" An infinite bound is a bound like any other: `x <= inf` holds for x = inf, so compare with the "
+                 "bounds as given, without clipping or replacing them.")
     expect_close(check, out, expected, what="masked_mean's result", inputs=inputs,
-                 atol=16 * torch.finfo(x.dtype).eps,
-                 hint="Keep x where `(x >= low) & (x <= high)` (with `&`, not `and`; bounds included), "
-                      "sum with `torch.where(inside, x, 0)` and divide by the count, clamped to at least 1.")
+                 atol=16 * torch.finfo(x.dtype).eps, hint=hint, equal_nan=True)
 
 
 @graded(2, hidden=[{"cases": 48}])
@@ -191,8 +247,9 @@ def check_masked_mean(masked_mean, *, seed=0, cases=24):
 
 @graded(2, hidden=[{"cases": 32}])
 def check_masked_mean_special_values(masked_mean, *, seed=0, cases=16):
-    """NaN is in no range, +-inf lie outside finite bounds, and a column with nothing in range (or no rows
-    at all) gives 0: the result is finite wherever the reference is."""
+    """NaN is in no range, +-inf lie outside finite bounds (and inside infinite ones: ``high = inf`` or
+    ``low = -inf``, Python numbers and per-column tensors), and a column with nothing in range (or no rows at all)
+    gives 0: the result is finite wherever the reference is, and inf or NaN where it is."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(23_000 + seed)

@@ -10,7 +10,8 @@ CONTRACTS = (
     Contract("masked_mean", (
         Clause("bounds **included**; NaN is in no range; `inf` and `-inf` lie outside finite bounds;",
                items=("masked_mean", "masked_mean_special_values"),
-               inputs=("values_on_bounds", "number_bounds", "tensor_bounds", "nan", "inf", "neg_inf")),
+               inputs=("values_on_bounds", "number_bounds", "tensor_bounds", "nan", "inf", "neg_inf",
+                       "infinite_bounds")),
         Clause("a position with no entry in range (or `N = 0`) gets `0`, not NaN;",
                items=("masked_mean_special_values",), inputs=("empty_column", "zero_rows")),
         Clause("the shape of `x[0]`, the dtype and device of `x`.",
@@ -22,7 +23,7 @@ CONTRACTS = (
                "number of rows (`N = 0` gives zeros), any dtype and any device;",
                items=("row_sum",),
                inputs=("rank_1", "rank_2", "rank_3", "rank_4", "zero_rows", "one_row", "non_contiguous",
-                       *FLOATS, "int32", "int64", "bool", "on_cpu", "on_cuda")),
+                       *FLOATS, "int32", "int64", "bool", "on_cpu", "on_cuda", "nan", "inf", "neg_inf")),
         Clause("the result has the shape, dtype and device of `torch.sum(x, dim=0)` (integers and booleans sum to "
                "int64);", items=("row_sum",), inputs=("int32", "int64", "bool")),
         Clause("no loop: the grader reads your source for loops, counts the torch operations your function makes for 4 "
@@ -38,4 +39,7 @@ def masked_mean_labels(x, low, high):
     labels.add("tensor_bounds" if hasattr(low, "shape") else "number_bounds")
     if x.numel() and bool(((x == low) | (x == high)).any()):
         labels.add("values_on_bounds")
+    if any(bool((abs(bound) == float("inf")).any()) if hasattr(bound, "shape") else abs(bound) == float("inf")
+           for bound in (low, high)):
+        labels.add("infinite_bounds")
     return labels

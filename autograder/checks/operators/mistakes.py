@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "94487e146dd22149"
+DIGEST = "0068546396355164"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -49,10 +49,19 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': "row_sum goes through NumPy, which loses the input's dtype rules, device and graph.",
   'signature': {'row_sum': 'raised: TypeError'},
   'visible': {'row_sum': 'raised: TypeError'}},
+ {'id': 'row_sum skipping NaN',
+  'says': 'row_sum skips NaN (as `nansum` does), but a column holding NaN sums to NaN.',
+  'signature': {'row_sum': 'wrong value'},
+  'visible': {'row_sum': 'wrong value'}},
  {'id': 'masked_mean excluding the bounds',
   'says': 'masked_mean leaves out the values equal to `low` or `high`: the bounds belong to the range.',
   'signature': {'masked_mean': 'wrong value', 'masked_mean_special_values': 'wrong value'},
   'visible': {'masked_mean': 'wrong value', 'masked_mean_special_values': 'wrong value'}},
+ {'id': 'masked_mean clipping infinite bounds',
+  'says': 'masked_mean clips an infinite bound to the largest finite value, so x = inf falls outside `high = inf` '
+          '(and -inf outside `low = -inf`).',
+  'signature': {'masked_mean_special_values': 'wrong value'},
+  'visible': {'masked_mean_special_values': 'wrong value'}},
  {'id': 'masked_mean multiplying by the mask',
   'says': 'masked_mean multiplies by the mask, so a NaN or an infinity outside the range still reaches the sum (0 '
           '* inf is NaN).',

@@ -9,6 +9,8 @@ machine) and with one (a speedup over the loop, per device, from the settings; o
 CUDA also no host synchronisation per row).
 """
 
+import re
+
 import torch
 
 from ...probe_registry import probe
@@ -144,7 +146,8 @@ def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
 def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
     """An index outside ``[0, N)`` raises an error instead of returning values from another row
     (tested on the CPU: on CUDA it would be a device-side assert); indices whose batch size differs
-    from the tensor's (larger or smaller) raise a ``ValueError`` whose message mentions the batch."""
+    from the tensor's (larger or smaller) raise a ``ValueError`` whose message says so: it names the batch (or the
+    first dimension) or gives both sizes (:func:`says_batch_sizes_differ`)."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(12_000 + seed)
@@ -176,12 +179,40 @@ def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
             if isinstance(error, torch.jit.Error) and "ValueError" not in str(error):
                 raise CheckFailure(check, f"batch_gather({describe(tensor)}, {describe(indices)}) raised "
                                           f"{str(error)[-300:]}, but it should raise ValueError.")
-            if "batch" not in str(error).lower():
+            text = _value_error_text(error)
+            if not says_batch_sizes_differ(text, b, other):
                 raise CheckFailure(check, f"batch_gather({describe(tensor)}, {describe(indices)}) raised "
-                                          f"ValueError({str(error)!r}), whose message does not say that the batch "
-                                          "sizes differ.",
+                                          f"ValueError({text!r}), whose message does not say that the batch "
+                                          f"sizes differ: it names neither the batch (or the first dimension) nor "
+                                          f"both sizes, {other} and {b}.",
                                    hint="Say it, e.g. `ValueError(f\"batch size of indices ({indices.shape[0]}) "
                                         "differs from the tensor's ({tensor.shape[0]})\")`.")
+
+
+# What "says that the batch sizes differ" accepts, besides both sizes as numbers: the dimension named in words.
+FIRST_DIMENSION_WORDS = ("batch", "first dim", "leading dim", "dim 0", "dimension 0", "dim=0", "axis 0", "shape[0]",
+                         "size(0)", "len(")
+
+
+def says_batch_sizes_differ(message, *sizes):
+    """The lesson asks for "a ValueError that says so" and shows no wording: the message says so when it names
+    the dimension (the batch, the first or leading dimension, ``dim 0``, ``shape[0]``, ...) or gives both sizes
+    as numbers ("indices has 5 rows but tensor has 4"); "bad shapes" or an empty message does not."""
+    text = message.lower()
+    if any(word in text for word in FIRST_DIMENSION_WORDS):
+        return True
+    numbers = set(re.findall(r"\d+", text))
+    return all(str(size) in numbers for size in sizes)
+
+
+def _value_error_text(error):
+    """The ValueError's own message: a scripted function's ``torch.jit.Error`` carries TorchScript's traceback (the
+    function's source, line numbers) before ``ValueError: <message>``; only the message is read."""
+    text = str(error)
+    if isinstance(error, torch.jit.Error):
+        found = re.findall(r"ValueError: (.*)", text)
+        return found[-1].strip() if found else ""
+    return text
 
 
 def _gather_count_args(batch):
@@ -290,8 +321,8 @@ def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
 
 @graded(2, hidden=[{"cases": 60}])
 def check_masked_mean_values(masked_batch_mean, *, seed=0, cases=30):
-    """Equal to the float64 loop ``x[b, :lengths[b]].mean(0)`` (0 for an empty row) on x ``[B, T, F]`` in float32
-    and float64: rows of length 0 and of full length in every batch, B = 1, T = 1, T = 0, B = 0, odd shapes,
+    """Equal to the float64 loop ``x[b, :lengths[b]].mean(0)`` (0 for an empty row) on x ``[B, T, F]`` in float32,
+    float64, float16 and bfloat16: rows of length 0 and of full length in every batch, B = 1, T = 1, T = 0, B = 0, odd shapes,
     values of magnitude 1e30 and 1e-30, non-contiguous x, and padding (the steps past ``lengths[b]``) holding
     random values, NaN or inf, which must not change the result; the result in x's dtype and on its device."""
     __tracebackhide__ = True

@@ -46,7 +46,7 @@ CONTRACTS = (
     Contract("masked_batch_mean", (
         Clause("`x`: a float tensor `[B, T, F]`; `lengths`: an int64 tensor `[B]` with `0 <= lengths[b] <= T`, on "
                "`x`'s device;",
-               items=("masked_mean_values",), inputs=("float32", "float64", "b_0", "b_1", "t_0", "t_1", *DEVICES)),
+               items=("masked_mean_values",), inputs=("float32", "float64", "float16", "bfloat16", "b_0", "b_1", "t_0", "t_1", *DEVICES)),
         Clause("the result: `[B, F]`, in `x`'s dtype and on its device, `out[b] = x[b, :lengths[b]].mean(0)`, and 0 "
                "for a row whose length is 0;",
                items=("masked_mean_values",),

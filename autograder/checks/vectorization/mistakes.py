@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "14f17862d1e6215c"
+DIGEST = "e4436989a281e819"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',
@@ -178,6 +178,10 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
               'masked_mean_vectorized': 'wrong dtype',
               'masked_mean_one_graph': 'wrong dtype',
               'masked_mean_no_recompiles': 'wrong dtype'}},
+ {'id': 'masked_batch_mean dividing by a float32 count',
+  'says': 'masked_batch_mean divides by a float32 count, which turns a float16 or bfloat16 result into float32.',
+  'signature': {'masked_mean_values': 'wrong dtype'},
+  'visible': {'masked_mean_values': 'wrong dtype'}},
  {'id': "masked_batch_mean branching on lengths' values",
   'says': 'masked_batch_mean branches in Python on the values of `lengths`, which recompiles for new values.',
   'signature': {'masked_mean_one_graph': 'failed: torch.compile fails on x of shape lengths = Unsupported: '
@@ -206,5 +210,5 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
               'masked_mean_no_recompiles': 'changed its input'}},
  {'id': 'masked_batch_mean through NumPy',
   'says': 'masked_batch_mean goes through NumPy, so no gradient flows back.',
-  'signature': {'masked_mean_gradient': 'no gradient'},
-  'visible': {'masked_mean_gradient': 'no gradient'}})
+  'signature': {'masked_mean_values': 'raised: TypeError', 'masked_mean_gradient': 'no gradient'},
+  'visible': {'masked_mean_values': 'raised: TypeError', 'masked_mean_gradient': 'no gradient'}})
