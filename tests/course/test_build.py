@@ -24,7 +24,7 @@ def topic_files():
 
 def test_every_topic_has_the_files_the_authoring_guide_lists():
     files = topic_files()
-    assert len(files) == 8 and "autograder/checks/<topic>/__init__.py" in files
+    assert len(files) == 9 and "autograder/checks/<topic>/contract.py" in files
     assert "stability" in TOPICS
     for topic in TOPICS:
         for path in files:
