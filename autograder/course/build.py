@@ -209,9 +209,12 @@ def write_spec_into_source(course, names, check=False):
         nb = notebooks.read(path)
         before = json.dumps(nb, sort_keys=True)
         apply_spec(nb, topic)
+        after_cells = json.dumps(nb, sort_keys=True)
         apply_contracts(nb, topic)
-        if json.dumps(nb, sort_keys=True) != before:
-            stale.append(f"source/{topic}/{topic}.ipynb: test cells or contracts differ from the spec")
+        differ = [what for what, changed in (("test cells", after_cells != before),
+                                             ("contracts", json.dumps(nb, sort_keys=True) != after_cells)) if changed]
+        if differ:
+            stale.append(f"source/{topic}/{topic}.ipynb: {' and '.join(differ)} differ from the spec")
             if not check:
                 notebooks.write(nb, path)
     return stale
