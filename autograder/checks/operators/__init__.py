@@ -198,18 +198,19 @@ def _infinite_bounds(i, low, high):
     column): an infinite bound is a bound like any other, so ``inf <= inf`` keeps ``x = inf`` in the range (and a
     column whose range holds ``inf`` and ``-inf`` has the mean NaN, as the reference computes it)."""
     if i % 4 == 2:
-        if isinstance(high, torch.Tensor):
-            high = high.clone()
-            high.view(-1)[::2] = float("inf")
-            return low, high
-        return low, float("inf")
+        return low, _made_infinite(high, float("inf"))
     if i % 4 == 3:
-        if isinstance(low, torch.Tensor):
-            low = low.clone()
-            low.view(-1)[::2] = float("-inf")
-            return low, high
-        return float("-inf"), high
+        return _made_infinite(low, float("-inf")), high
     return low, high
+
+
+def _made_infinite(bound, value):
+    """``bound`` as ``value``: a Python number replaced, a per-column tensor copied with every other column set."""
+    if isinstance(bound, torch.Tensor):
+        bound = bound.clone()
+        bound.view(-1)[::2] = value
+        return bound
+    return value
 
 
 def _infinite(bound):
