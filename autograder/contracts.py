@@ -84,6 +84,13 @@ def table(contracts):
     return "\n".join(rows)
 
 
+def marked_exercises(text):
+    """The exercises whose :data:`BEGIN` marker lines stand in ``text``, in order (twice if marked twice)."""
+    head, tail = BEGIN.split("{exercise}")
+    return [line.strip()[len(head):-len(tail)] for line in text.split("\n")
+            if line.strip().startswith(head) and line.strip().endswith(tail)]
+
+
 def between(text, begin, end, body):
     """``text`` with what lies between the lines ``begin`` and ``end`` replaced by ``body``; ``LookupError`` when
     either line is missing or comes twice."""

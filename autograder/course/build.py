@@ -174,20 +174,20 @@ def apply_contracts(nb, topic):
     declared = contracts_of(topic) or ()
     by_name = {contract.exercise: contract for contract in declared}
     where = f"source/{topic}/{topic}.ipynb"
-    marked = [line.strip()[len("<!-- contract: "):-len(" -->")] for cell in nb["cells"]
-              if cell.get("cell_type") == "markdown" for line in notebooks.source_text(cell).split("\n")
-              if line.strip().startswith("<!-- contract: ")]
+    markdown = [cell for cell in nb["cells"] if cell.get("cell_type") == "markdown"]
+    marked = [name for cell in markdown for name in contracts.marked_exercises(notebooks.source_text(cell))]
     problems = [f"no marker {contracts.BEGIN.format(exercise=name)} for its declared contract (put it, and "
                 f"{contracts.END}, around the exercise's bullet list)" for name in by_name if marked.count(name) != 1]
     problems += [f"a contract marker for {name!r}, which autograder/checks/{topic}/contract.py does not declare"
                  for name in dict.fromkeys(marked) if name not in by_name]
     if problems:
         raise ValueError(f"{where}: " + "; ".join(problems))
-    for cell in nb["cells"]:
+    for cell in markdown:
         text = notebooks.source_text(cell)
-        if cell.get("cell_type") != "markdown" or "<!-- contract: " not in text:
+        names = contracts.marked_exercises(text)
+        if not names:
             continue
-        for name in [n for n in by_name if contracts.BEGIN.format(exercise=n) in text]:
+        for name in names:
             try:
                 text = contracts.between(text, contracts.BEGIN.format(exercise=name), contracts.END,
                                          by_name[name].markdown())
