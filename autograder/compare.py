@@ -41,13 +41,20 @@ def expect_tensor(check, value, *, what, inputs=None):
 SHAPE_HINT = "Check `dim` and `keepdim` in your reductions."
 
 
-def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inputs=None, hint=None):
+def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inputs=None, hint=None,
+                known_shapes=()):
     """Type, shape, dtype and device of a result, each with its own message.
 
-    ``hint`` is the caller's advice for a wrong shape (the default speaks of reductions).
+    ``hint`` is the caller's advice for a wrong shape (the default speaks of reductions). ``known_shapes``:
+    ``((words, shape, hint), ...)``, the shapes known mistakes give ("a sum over the last dimension"): a result of
+    one of them (when it is not ``shape``) is told as that mistake, with its own hint.
     """
     __tracebackhide__ = True
     expect_tensor(check, value, what=what, inputs=inputs)
+    for words, known, known_hint in known_shapes:
+        if shape is not None and tuple(value.shape) == tuple(known) != tuple(shape):
+            raise CheckFailure(check, f"{what} has shape {list(value.shape)}, the shape of {words}; expected "
+                                      f"{list(shape)}." + _context(inputs), hint=known_hint)
     if shape is not None and tuple(value.shape) != tuple(shape):
         raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + _context(inputs),
                            hint=hint or SHAPE_HINT, kind="wrong shape")
@@ -70,15 +77,29 @@ def expect_finite(check, value, *, what, inputs=None, hint=None):
         raise CheckFailure(check, f"{what} contains {int(torch.isnan(value).sum())} NaN and "
                                   f"{int(torch.isinf(value).sum())} infinite values out of {value.numel()} "
                                   f"(first at index {tuple(where)})." + _context(inputs),
-                           hint=hint or "Something overflowed: subtract the maximum before `exp`.", kind="not finite")
+                           hint=hint or "Something overflowed: subtract the maximum before `exp`.",
+                           kind=not_finite_kind(value))
+
+
+def not_finite_kind(value):
+    """The kind of a result that holds NaN or infinities where it should not, with which of them it holds: "not
+    finite: NaN", "not finite: +inf, -inf"... NaN comes from 0 / 0 or inf - inf, +inf from an overflow, -inf from
+    log(0): the same item failing with another of them is another mistake."""
+    value = value.detach()
+    held = [name for name, present in (("NaN", torch.isnan(value)), ("+inf", value == float("inf")),
+                                       ("-inf", value == float("-inf"))) if bool(present.any())]
+    return "not finite: " + ", ".join(held)
 
 
 def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=None, table=None, hint=None,
-                 equal_nan=False):
+                 equal_nan=False, known=()):
     """``actual`` matches ``expected`` within the tolerance of ``actual``'s dtype.
 
     ``expected`` is usually a float64 reference; both are compared in float64. ``equal_nan`` for a check whose
     reference is NaN where the exercise asks for NaN (a sum over a NaN); elsewhere NaN is a mistake.
+    ``known``: ``((words, mistake, hint), ...)``, the known mistakes whose result follows from the reference
+    (``mistake(expected)``, in float64): a result that matches one within the same tolerance is told as that mistake,
+    "<what> is <words>", with its own hint, rather than as a difference to read.
     """
     __tracebackhide__ = True
     expect_meta(check, actual, what=what, shape=expected.shape, inputs=inputs, hint=hint)
@@ -92,9 +113,14 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     except AssertionError as error:
+        for words, mistake, known_hint in known:
+            if torch.allclose(a, mistake(e), rtol=rtol, atol=atol, equal_nan=equal_nan):
+                raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + _context(inputs)
+                                   + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint) from None
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
         # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
-        kind = "not finite" if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) else "wrong value"
+        kind = not_finite_kind(a[torch.isfinite(e)]) if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) \
+            else "wrong value"
         raise CheckFailure(check, f"{what} differs from the reference (rtol={rtol:g}, atol={atol:g}).\n{details}"
                            + _context(inputs) + "\n" + expected_and_got(actual.detach().cpu(), e, a),
                            hint=hint, kind=kind) from None

@@ -11,7 +11,7 @@ import zlib
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
-from .compare import expect_close, expect_tensor
+from .compare import SHAPE_HINT, expect_close, expect_tensor
 from .errors import CheckFailure
 from .student import call_student, describe
 
@@ -99,12 +99,13 @@ def _with_call(failure, name, args, kwargs, wrt, names):
                         kind=failure.kind)
 
 
-def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=0, kwargs=None):
+def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=0, kwargs=None, shape=None):
     """The gradient of ``fn(*inputs, **kwargs)`` with respect to ``inputs[wrt]``.
 
     The output is reduced with a fixed random ``grad_output`` (a vector-Jacobian
     product), so every element of the Jacobian matters. Returns ``(output, grad, grad_output)``.
-    ``kwargs`` are passed to ``fn`` as they are (not differentiated).
+    ``kwargs`` are passed to ``fn`` as they are (not differentiated). ``shape``: the shape the output must have
+    (a failure "wrong shape" otherwise), for an expected product that is only defined on that shape.
     """
     __tracebackhide__ = True
     inputs = list(inputs)
@@ -112,6 +113,10 @@ def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=
     inputs[wrt] = x
     out = call_student(check, fn, *inputs, what=what, **(kwargs or {}))
     expect_tensor(check, out, what="the result")
+    if shape is not None and tuple(out.shape) != tuple(shape):
+        raise CheckFailure(check, f"the result of {what or 'your function'} has shape {list(out.shape)}, expected "
+                                  f"{list(shape)}, so its gradient cannot be compared.", hint=SHAPE_HINT,
+                           kind="wrong shape")
     if not out.requires_grad:
         raise CheckFailure(check, f"the result of {what or 'your function'} is not connected to the autograd "
                                   f"graph of input {wrt} ({describe(x)}).",
@@ -131,26 +136,38 @@ def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=
 
 
 def expect_grad_close(check, fn, inputs, expected_vjp, *, wrt=0, what=None, hint=None, kwargs=None, names=None,
-                      **tolerances):
+                      shape=None, **tolerances):
     """The student's vector-Jacobian product equals ``expected_vjp(grad_output)``.
 
     ``kwargs`` go to ``fn`` unchanged; ``names`` (one per input, e.g. ``["labels", "logits"]``) label the inputs
     in the message. With either, a failure shows the whole call ``what(inputs..., **kwargs)``, written out so
-    that it can be pasted when the inputs are small.
+    that it can be pasted when the inputs are small. ``shape``: the output's (see :func:`student_grad`).
     """
     __tracebackhide__ = True
     full_call = kwargs is not None or names is not None
     try:
-        _, grad, grad_output = student_grad(check, fn, inputs, wrt=wrt, what=what, kwargs=kwargs)
+        _, grad, grad_output = student_grad(check, fn, inputs, wrt=wrt, what=what, kwargs=kwargs, shape=shape)
         label = f"`{names[wrt]}`" if names else f"input {wrt}"
         shown = {(names[i] if names else f"input {i}"): v for i, v in enumerate(inputs)}
         shown.update(kwargs or {})
         expect_close(check, grad, expected_vjp(grad_output), what=f"the gradient with respect to {label}",
-                     inputs=shown, hint=hint, **tolerances)
+                     inputs=shown, hint=hint, known=_ignoring_upstream(expected_vjp, grad_output), **tolerances)
     except CheckFailure as failure:
         if not full_call:
             raise
         raise _with_call(failure, what or getattr(fn, "__name__", "fn"), inputs, kwargs, (wrt,), names) from None
+
+
+def _ignoring_upstream(expected_vjp, grad_output):
+    """The known mistake of a hand-written backward that a gradient's values show (``expect_close``'s ``known``):
+    it returns the local derivative alone, as if the upstream gradient were all ones, instead of multiplying
+    ``grad_output`` in (the chain rule)."""
+    def as_if_ones(_):
+        return expected_vjp(torch.ones_like(grad_output)).detach().cpu().double()
+
+    return (("the gradient for an upstream gradient of ones (the random upstream gradient was ignored)", as_if_ones,
+             "In `backward(ctx, grad_output)`, multiply the local derivative by `grad_output` (the chain rule): "
+             "return `grad_output * local`, not `local` alone."),)
 
 
 def _seed_of(inputs):

@@ -22,7 +22,7 @@ import torch
 
 from autograder.checks import items_of
 from autograder.course.build import topics
-from autograder.engine.results import FAILED, grade_item
+from autograder.engine.results import FAILED, GRADER_ERROR, grade_item
 from tests.mistakes.grammar import slips
 from tests.proving import ROOT, with_replacements
 
@@ -54,11 +54,14 @@ def mutants(topic):
 
 def signature(topic, namespace, *, hidden, messages=None):
     """``{item id: kind}`` of the items that fail on ``namespace`` (as the grade's pattern, before any naming);
-    each failed item's message is added to ``messages`` (a list) when one is given."""
+    each failed item's message is added to ``messages`` (a list) when one is given. A grader error stops it: a
+    pattern with one names no mistake (``autograder.feedback.pattern``), and it is the grader's bug."""
     found = {}
     for item in items_of(topic):
         torch.manual_seed(0)
         result = grade_item(item, namespace, seed=SEED, hidden=hidden)
+        if result.status == GRADER_ERROR:      # the grader's bug, not a mistake's signature: fix it first
+            raise RuntimeError(f"{item.id}: the grader failed on a mutant:\n{result.detail}")
         if result.status == FAILED:
             found[item.id] = result.kind
             if messages is not None:

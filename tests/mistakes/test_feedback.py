@@ -166,5 +166,22 @@ def test_a_checks_own_message_is_told_by_its_fixed_words():
 
 
 def test_nan_where_the_reference_is_finite_is_its_own_kind():
-    assert excinfo_kind(torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, 1.0]).double()) == "not finite"
+    assert excinfo_kind(torch.tensor([float("nan"), 1.0]), torch.tensor([0.0, 1.0]).double()) == "not finite: NaN"
+    # which of NaN, +inf and -inf: 0 / 0, an overflow and log(0) are different mistakes; where the reference itself
+    # is not finite, the result's value there is not what is wrong
+    assert excinfo_kind(torch.tensor([float("inf"), float("-inf"), float("nan")]),
+                        torch.tensor([0.0, 1.0, float("nan")]).double()) == "not finite: +inf, -inf"
     assert excinfo_kind(torch.tensor([2.0, 1.0]), torch.tensor([0.0, 1.0]).double()) == "wrong value"
+
+
+def test_a_known_mistake_that_follows_from_the_reference_is_told_by_name():
+    expected = torch.tensor([[4.0, 9.0], [0.0, 1.0]]).double()
+    known = (("the plain distances", torch.sqrt, "Drop the square root."),)
+    with pytest.raises(CheckFailure) as excinfo:
+        expect_close("check_x", torch.tensor([[2.0, 3.0], [0.0, 1.0]]), expected, what="the result", known=known)
+    assert "the result is the plain distances" in str(excinfo.value) and excinfo.value.hint == "Drop the square root."
+    assert excinfo.value.kind == "failed"     # its own words make its kind (skeleton): another signature
+    with pytest.raises(CheckFailure) as excinfo:      # off in another way: the plain difference, with its kind
+        expect_close("check_x", torch.tensor([[2.0, 3.5], [0.0, 1.0]]), expected, what="the result", known=known)
+    assert "plain distances" not in str(excinfo.value) and excinfo.value.kind == "wrong value"
+    expect_close("check_x", expected.float(), expected, what="the result", known=known)    # right: no mistake

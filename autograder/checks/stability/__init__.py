@@ -109,7 +109,7 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
             return s * (g - (g * s).sum(dim=dim, keepdim=True))
 
         expect_grad_close(check, stable_softmax, [x], vjp, kwargs={"dim": dim}, names=["logits"],
-                          what="stable_softmax", rtol=1e-7, atol=1e-9)
+                          what="stable_softmax", rtol=1e-7, atol=1e-9, shape=x.shape)
         exercised("gradcheck_float64")
         expect_gradcheck(check, stable_softmax, [x], kwargs={"dim": dim}, names=["logits"], what="stable_softmax")
     x = torch.tensor([[1e4, -1e4, 0.0], [3.0, 2.0, 1.0]], dtype=torch.float32, requires_grad=True)
@@ -234,6 +234,7 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
 
         expect_grad_close(check, softmax_cross_entropy, [labels, x], vjp, wrt=1, kwargs={"dim": dim},
                           names=["labels", "logits"], what="softmax_cross_entropy", rtol=1e-7, atol=1e-9,
+                          shape=expected_ce_shape(x, dim),
                           hint="The gradient of -sum(labels * log_softmax(x)) is softmax(x) * sum(labels) - labels.")
         exercised("gradcheck_float64")
         expect_gradcheck(check, softmax_cross_entropy, [labels, x], wrt=1, kwargs={"dim": dim},
@@ -358,7 +359,7 @@ def check_softplus_gradient(softplus, *, seed=0, cases=6):
             return g * torch.sigmoid(x)
 
         expect_grad_close(check, softplus, [x], vjp, names=["x"], what="softplus", rtol=1e-7, atol=1e-9,
-                          hint=SIGMOID_HINT)
+                          shape=x.shape, hint=SIGMOID_HINT)
         exercised("gradcheck_float64")
         expect_gradcheck(check, softplus, [x], names=["x"], what="softplus")
     for i, dtype in enumerate(sp.FLOAT_DTYPES):

@@ -138,6 +138,7 @@ def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
 
         expect_grad_close(check, lambda t, indices=indices: batch_gather(t, indices), [tensor], loop_vjp,
                           what="batch_gather", rtol=1e-6 if dtype == torch.float32 else 1e-12, atol=1e-6,
+                          shape=[b, *k, *f],
                           hint="Gather with differentiable torch indexing (`tensor.reshape(...)[index]` or "
                                "`torch.gather`); no `.detach()`, `.numpy()` or `.tolist()` on the way.")
 
@@ -350,7 +351,7 @@ def check_masked_mean_gradient(masked_batch_mean, *, seed=0, cases=6):
         exercised("analytic_gradient", *(["empty_row"] if bool((lengths == 0).any()) else []))
         expect_grad_close(check, lambda x, lengths=lengths: masked_batch_mean(x, lengths), [x],
                           lambda g, x=x, lengths=lengths: masked_mean.oracle_vjp(x, lengths, g),
-                          what="masked_batch_mean", rtol=1e-6 if dtype == torch.float32 else 1e-12,
+                          what="masked_batch_mean", shape=[b, f], rtol=1e-6 if dtype == torch.float32 else 1e-12,
                           atol=1e-6 if dtype == torch.float32 else 1e-12, hint=hint)
     x, lengths = masked_mean.make_input(gen, 3, 4, 2, [0, 4, 2], dtype=torch.float64)
     _expect_mean(check, masked_batch_mean, x, lengths)      # finite differences of a NaN say nothing
