@@ -124,14 +124,10 @@ def _context(inputs):
 
 def _expect_unchanged(check, name, before, after, f):
     """``after`` (``inworker.grad_state`` of the tensor after the call, reported from where grad_of ran) is
-    ``before`` (the same, of the grader's own copy)."""
+    ``before`` (the same, of the grader's own copy). A ``.grad`` that appeared is told first: ``.backward()`` on
+    ``x`` is the cause, and it usually sets the flag on the way."""
     __tracebackhide__ = True
     where = f"after grad_of(f = {f!r}, x), {name}"
-    if after["requires_grad"] != before["requires_grad"]:
-        raise CheckFailure(check, f"{where} has requires_grad={after['requires_grad']}; it was "
-                                  f"{before['requires_grad']} before the call.",
-                           hint="Leave the caller's tensor alone: work on `x.detach().requires_grad_(True)`, a "
-                                "new leaf, instead of setting the flag on `x` itself.")
     grad = after["grad"]
     if before["grad"] is None and grad is not None:
         raise CheckFailure(check, f"{where} has a .grad ({describe(grad)}); it had none before the call.",
@@ -142,6 +138,11 @@ def _expect_unchanged(check, name, before, after, f):
         raise CheckFailure(check, f"{where} has .grad {describe(grad)}; it was {describe(before['grad'])} "
                                   "before the call.",
                            hint="Do not call `.backward()` or touch `.grad` of the caller's tensors.")
+    if after["requires_grad"] != before["requires_grad"]:
+        raise CheckFailure(check, f"{where} has requires_grad={after['requires_grad']}; it was "
+                                  f"{before['requires_grad']} before the call.",
+                           hint="Leave the caller's tensor alone: work on `x.detach().requires_grad_(True)`, a "
+                                "new leaf, instead of setting the flag on `x` itself.")
     if not torch.equal(after["values"], before["values"]):
         raise CheckFailure(check, f"{where} changed its values.", hint="Do not modify x in place.")
 

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "99e88895c7c7c4b4"
+DIGEST = "1f3f32f1caa5cdc5"
 
 MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
   'says': "grad_of leaves `requires_grad` switched on for the caller's tensor.",
@@ -62,8 +62,8 @@ MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
  {'id': 'fit_quadratic with SGD',
   'says': 'fit_quadratic trains with plain SGD instead of the optimizer the lesson uses, and does not reach the '
           'fit in the given steps.',
-  'signature': {'fit_quadratic': 'not finite'},
-  'visible': {'fit_quadratic': 'not finite'}},
+  'signature': {'fit_quadratic': 'not finite: NaN'},
+  'visible': {'fit_quadratic': 'not finite: NaN'}},
  {'id': 'fit_quadratic on one sample',
   'says': 'fit_quadratic does not draw one fresh sample from generate_data() per step.',
   'signature': {'fit_quadratic_fresh_samples': 'failed: fit_quadratic called generate_data # times expected one '

@@ -212,6 +212,12 @@ def _expect_distances(check, pairwise_sq_distances, x, y, *, what, hint):
     return result, inputs
 
 
+# The one mistake a result shows by its values alone: the plain distances (a square root too many, as torch.cdist).
+NOT_SQUARED = (("the plain distances (the square root of the squared ones)", torch.sqrt,
+                "The exercise asks for *squared* distances: drop the square root (`torch.cdist` gives plain "
+                "distances)."),)
+
+
 @graded(2, hidden=[{"cases": 60}])
 def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
     """An ``[N, M]`` tensor of the dtype and device of ``x``, equal to a float64 reference, for ``N != M``,
@@ -230,7 +236,7 @@ def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
         result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distances",
                                            hint="Compare every row of x with every row of y.")
         expect_close(check, result, oracle("broadcasting.sq_distances", x, y), what="the distances", inputs=inputs,
-                     atol=_distance_atol(x, y),
+                     atol=_distance_atol(x, y), known=NOT_SQUARED,
                      hint="result[n, m] = sum over d of (x[n, d] - y[m, d])**2: give x a new axis 1 and y a new "
                           "axis 0 (or keep the row norms as [N, 1] and [1, M]), and reduce over the last axis.")
 
@@ -265,7 +271,7 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
                                     "push the result below 0: clamp it with `.clamp(min=0)` (or use (x - y)**2).")
         expected = oracle("broadcasting.sq_distances", x, y)
         expect_close(check, result, expected, what="the distances of nearly identical rows", inputs=inputs,
-                     atol=_distance_atol(x, y))
+                     atol=_distance_atol(x, y), known=NOT_SQUARED)
 
 
 @graded(2, hidden=[{}], source=[no_loop("pairwise_sq_distances")], worker_facts="op counts at 4 and 64 points")

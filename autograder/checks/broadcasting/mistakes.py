@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "ed271188199827fe"
+DIGEST = "e9c055bf0f8f987e"
 
 MISTAKES = ({'id': 'Merge via repeat and cat',
   'says': 'Merge copies (tiles) the inputs to the batch shape before its layers instead of letting them broadcast.',
@@ -87,8 +87,12 @@ MISTAKES = ({'id': 'Merge via repeat and cat',
   'visible': {'pairwise_values': 'wrong shape', 'pairwise_nonnegative': 'wrong shape'}},
  {'id': 'distances not squared (cdist)',
   'says': 'pairwise_sq_distances returns distances, not squared distances.',
-  'signature': {'pairwise_values': 'wrong value', 'pairwise_nonnegative': 'wrong value'},
-  'visible': {'pairwise_values': 'wrong value', 'pairwise_nonnegative': 'wrong value'}},
+  'signature': {'pairwise_values': 'failed: the distances is the plain distances not what the exercise asks for',
+                'pairwise_nonnegative': 'failed: the distances of nearly identical rows is the plain distances not '
+                                        'what'},
+  'visible': {'pairwise_values': 'failed: the distances is the plain distances not what the exercise asks for',
+              'pairwise_nonnegative': 'failed: the distances of nearly identical rows is the plain distances not '
+                                      'what'}},
  {'id': 'distances always in float64',
   'says': "pairwise_sq_distances computes and returns float64 whatever the input's dtype.",
   'signature': {'pairwise_values': 'wrong dtype', 'pairwise_nonnegative': 'wrong dtype'},

@@ -12,6 +12,8 @@ Which evidence earns which point (docs/memory.md): the counts, values, gradients
 The activation bytes and forward calls measured in the student's process explain and can cost, never earn.
 """
 
+import math
+
 import torch
 
 from ...compare import expect_close
@@ -120,11 +122,29 @@ def check_saved_bytes_count(saved_bytes, *, seed=0, cases=5):
                                       f"{type(count).__name__} ({count!r}).\nCase: {case}",
                                hint="Keep a Python int: `total += t.numel() * t.element_size()`.")
         if count != expected["bytes"]:
+            _expect_not_a_known_count(check, count, expected, case)
             shown = ", ".join(f"{shape} {dtype}" for shape, dtype in expected["tensors"][:8])
             more = ", ..." if len(expected["tensors"]) > 8 else ""
             raise CheckFailure(check, f"saved_bytes returned {count} bytes; autograd saved "
                                       f"{len(expected['tensors'])} tensors for backward, {expected['bytes']} bytes "
                                       f"in all ({shown}{more}).\nCase: {case}", hint=SAVED_HINT,
+                               measurements={"returned": count, "expected": expected["bytes"]})
+
+
+def _expect_not_a_known_count(check, count, expected, case):
+    """Tell a wrong count by what it is when it is one of two known counts of the same tensors: their elements
+    (``numel()`` without ``element_size()``), or 4 bytes for every element whatever the dtype."""
+    __tracebackhide__ = True
+    elements = sum(math.prod(shape) for shape, _ in expected["tensors"])
+    for counted, words, hint in (
+            (elements, "the number of elements of the tensors autograd saved, not their bytes",
+             "Multiply each tensor's `numel()` by its `element_size()` (4 for float32, 8 for float64)."),
+            (4 * elements, "4 bytes for every element saved, but float64 elements take 8",
+             "Ask each tensor for its size: `t.element_size()`, not a fixed 4.")):
+        if count == counted:
+            raise CheckFailure(check, f"saved_bytes returned {count}: {words}; autograd saved "
+                                      f"{len(expected['tensors'])} tensors, {expected['bytes']} bytes in all."
+                                      f"\nCase: {case}", hint=hint,
                                measurements={"returned": count, "expected": expected["bytes"]})
 
 

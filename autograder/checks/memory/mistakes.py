@@ -7,20 +7,20 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "6c7dc4e49744766c"
+DIGEST = "a4c6334b409a4fe4"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
-  'signature': {'saved_bytes_count': 'failed: saved_bytes returned # bytes autograd saved # tensors for backward # '
-                                     'bytes'},
-  'visible': {'saved_bytes_count': 'failed: saved_bytes returned # bytes autograd saved # tensors for backward # '
-                                   'bytes'}},
+  'signature': {'saved_bytes_count': 'failed: saved_bytes returned #: the number of elements of the tensors '
+                                     'autograd saved'},
+  'visible': {'saved_bytes_count': 'failed: saved_bytes returned #: the number of elements of the tensors autograd '
+                                   'saved'}},
  {'id': 'saved_bytes assumes 4 bytes per element',
   'says': 'saved_bytes assumes 4 bytes per element whatever the dtype.',
-  'signature': {'saved_bytes_count': 'failed: saved_bytes returned # bytes autograd saved # tensors for backward # '
-                                     'bytes'},
-  'visible': {'saved_bytes_count': 'failed: saved_bytes returned # bytes autograd saved # tensors for backward # '
-                                   'bytes'}},
+  'signature': {'saved_bytes_count': 'failed: saved_bytes returned #: # bytes for every element saved but float# '
+                                     'elements'},
+  'visible': {'saved_bytes_count': 'failed: saved_bytes returned #: # bytes for every element saved but float# '
+                                   'elements'}},
  {'id': "saved_bytes counts a view's whole storage",
   'says': 'saved_bytes counts the whole storage behind a view instead of the saved tensor itself.',
   'signature': {'saved_bytes_count': 'failed: saved_bytes returned # bytes autograd saved # tensors for backward # '

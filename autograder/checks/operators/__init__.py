@@ -78,6 +78,14 @@ def _sum_hint(x, out):
     return SUM_HINT
 
 
+def _other_reductions(x):
+    """The shapes of the two reductions a row sum is mistaken for (``expect_meta``'s ``known_shapes``)."""
+    return (("a sum over the last dimension", x.shape[:-1],
+             "The rows are dimension 0: `torch.sum(x, dim=0)`, not the last dimension."),
+            ("a sum over dimension 0 that keeps it (keepdim=True)", (1, *x.shape[1:]),
+             "Leave `keepdim` at False: the result has the shape of `x[0]`."))
+
+
 def _expect_row_sum(check, row_sum, x):
     __tracebackhide__ = True
     inputs = {"x": x}
@@ -85,7 +93,7 @@ def _expect_row_sum(check, row_sum, x):
     out = call_student(check, row_sum, x, what="row_sum")
     reference = torch.sum(x, dim=0)
     expect_meta(check, out, what="row_sum's result", shape=reference.shape, dtype=reference.dtype,
-                device=x.device.type, inputs=inputs)
+                device=x.device.type, inputs=inputs, known_shapes=_other_reductions(x))
     expected = torch.sum(x.double(), dim=0) if x.is_floating_point() else reference
     expect_close(check, out, expected, what="row_sum's result", inputs=inputs, atol=_sum_atol(x),
                  hint=_sum_hint(x, out), equal_nan=True)
@@ -193,6 +201,13 @@ def _masked_case(gen, i, special):
     return x.to(dtype).to(device), low, high
 
 
+def _rows_first(cases):
+    """``cases`` (drawn in their order) graded with the inputs of no rows last: on ``N = 0`` dividing by ``N`` and
+    dividing by a count of 0 both give NaN, while on rows they fail apart (a wrong mean, NaN where nothing is in
+    range); the first failure then says which mistake it is."""
+    return sorted(cases, key=lambda case: case[0].shape[0] == 0)
+
+
 def _infinite_bounds(i, low, high):
     """Every fourth special case has ``high = inf`` and the next ``low = -inf`` (per-column bounds: in every other
     column): an infinite bound is a bound like any other, so ``inf <= inf`` keeps ``x = inf`` in the range (and a
@@ -223,6 +238,7 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
     exercised_as(masked_mean_labels, x, low, high)
     out = call_student(check, masked_mean, x, low, high, what="masked_mean")
     expected = oracle("operators.masked_mean", x, low, high)
+    mistaken = oracle("operators.masked_mean_mistakes", x, low, high)
     expect_meta(check, out, what="masked_mean's result", shape=expected.shape, dtype=x.dtype,
                 device=x.device.type, inputs=inputs)
     hint = ("Keep x where `(x >= low) & (x <= high)` (with `&`, not `and`; bounds included), "
@@ -230,8 +246,13 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
     if _infinite(low) or _infinite(high):
         hint += (" An infinite bound is a bound like any other: `x <= inf` holds for x = inf, so compare with the "
                  "bounds as given, without clipping or replacing them.")
+    known = (("the mean without the values that sit exactly on a bound (the bounds are included)",
+              lambda _: mistaken["bounds excluded"], "Keep x where `(x >= low) & (x <= high)`: `>=` and `<=`."),
+             ("the sum of the entries in range divided by N, the number of rows, not by how many are in range",
+              lambda _: mistaken["divided by N"],
+              "Divide by the count of entries in range per position (`inside.sum(dim=0)`, clamped to at least 1)."))
     expect_close(check, out, expected, what="masked_mean's result", inputs=inputs,
-                 atol=16 * torch.finfo(x.dtype).eps, hint=hint, equal_nan=True)
+                 atol=16 * torch.finfo(x.dtype).eps, hint=hint, equal_nan=True, known=known)
 
 
 @graded(2, hidden=[{"cases": 48}])
@@ -242,8 +263,8 @@ def check_masked_mean(masked_mean, *, seed=0, cases=24):
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(22_000 + seed)
-    for i in range(cases):
-        _expect_masked_mean(check, masked_mean, *_masked_case(gen, i, special=False))
+    for case in _rows_first([_masked_case(gen, i, special=False) for i in range(cases)]):
+        _expect_masked_mean(check, masked_mean, *case)
 
 
 @graded(2, hidden=[{"cases": 32}])
@@ -254,5 +275,5 @@ def check_masked_mean_special_values(masked_mean, *, seed=0, cases=16):
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(23_000 + seed)
-    for i in range(cases):
-        _expect_masked_mean(check, masked_mean, *_masked_case(gen, i, special=True))
+    for case in _rows_first([_masked_case(gen, i, special=True) for i in range(cases)]):
+        _expect_masked_mean(check, masked_mean, *case)

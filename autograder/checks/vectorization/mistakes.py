@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "e4436989a281e819"
+DIGEST = "3ee22c843a5cfc30"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',
@@ -142,8 +142,8 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
               'masked_mean_no_recompiles': 'forbidden source'}},
  {'id': 'masked_batch_mean dividing 0 by 0 for empty rows',
   'says': 'masked_batch_mean divides by a length that can be 0, giving NaN for an empty row.',
-  'signature': {'masked_mean_values': 'not finite', 'masked_mean_gradient': 'not finite'},
-  'visible': {'masked_mean_values': 'not finite', 'masked_mean_gradient': 'not finite'}},
+  'signature': {'masked_mean_values': 'not finite: NaN', 'masked_mean_gradient': 'not finite: NaN'},
+  'visible': {'masked_mean_values': 'not finite: NaN', 'masked_mean_gradient': 'not finite: NaN'}},
  {'id': 'masked_batch_mean averaging over all of T',
   'says': 'masked_batch_mean averages over every time step instead of the valid ones.',
   'signature': {'masked_mean_values': 'wrong value',
@@ -194,8 +194,8 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
                                            'Data-dependent branching'}},
  {'id': 'masked_batch_mean multiplying by the mask',
   'says': 'masked_batch_mean multiplies by the mask, so a NaN or an infinity in the padding still reaches the sum.',
-  'signature': {'masked_mean_values': 'not finite'},
-  'visible': {'masked_mean_values': 'not finite'}},
+  'signature': {'masked_mean_values': 'not finite: NaN'},
+  'visible': {'masked_mean_values': 'not finite: NaN'}},
  {'id': 'masked_batch_mean zeroing the padding in place',
   'says': 'masked_batch_mean zeroes the padding in place in its input.',
   'signature': {'masked_mean_values': 'changed its input',
