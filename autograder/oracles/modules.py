@@ -7,18 +7,20 @@ import torch
 
 def sgd_training(model, x, y, steps, lr):
     """Train a copy of ``model`` with SGD and MSE; return it, each step's loss, the loss after training
-    (``fit``'s answer), and the parameters a run that never zeroes the gradients ends with (``{name: tensor}``: the
-    known mistake the check tells by name)."""
-    trained, losses = _sgd(model, x, y, steps, lr, zero_grad=True)
+    (``fit``'s answer), and ``{mistake: {name: tensor}}``, the parameters two known mistakes end with (the check
+    tells them by name): gradients never zeroed (``"accumulated"``), SGD with ``momentum=0.9`` (``"momentum"``)."""
+    trained, losses = _sgd(model, x, y, steps, lr)
     with torch.no_grad():
         after = float(torch.nn.functional.mse_loss(trained(x), y))
-    accumulated, _ = _sgd(model, x, y, steps, lr, zero_grad=False)
-    return trained, losses, after, {name: p.detach() for name, p in accumulated.named_parameters()}
+    mistakes = {"accumulated": _sgd(model, x, y, steps, lr, zero_grad=False)[0],
+                "momentum": _sgd(model, x, y, steps, lr, momentum=0.9)[0]}
+    return trained, losses, after, {mistake: {name: p.detach() for name, p in trained_wrong.named_parameters()}
+                                    for mistake, trained_wrong in mistakes.items()}
 
 
-def _sgd(model, x, y, steps, lr, *, zero_grad):
+def _sgd(model, x, y, steps, lr, *, zero_grad=True, momentum=0.0):
     model = copy.deepcopy(model)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     losses = []
     for _ in range(steps):
         loss = torch.nn.functional.mse_loss(model(x), y)

@@ -1,7 +1,13 @@
 """How often the named-mistake hint is right on mistakes written apart from the mutants (docs/feedback.md).
 
-``python -m tests.named_mistakes.measure`` grades every mistake of ``tests/named_mistakes/<topic>.py`` as grading
-does (every item, the hidden variants, seed 0) and prints, for each, what the hint named against the truth.
+``python -m tests.named_mistakes.measure [--seed N]`` grades every mistake of the three sets as grading does (every
+item, the hidden variants, seed 0 unless told) and prints, for each, what the hint named against the truth, and
+each set's counts. Each set was written by someone who graded none of it, its truths set before any grading:
+
+* the first (``tests/named_mistakes/<topic>.py``) was looked at while the hint was refined, twice;
+* the second (``second_set.py``) was blind at its first grading, and looked at for the second refinement;
+* the third (``third_set.py``) was graded first after the last refinement: the blind measure.
+
 An outcome is one of:
 
 * ``right``: the hint named the truth's mistake (or a mutant with the same description: the same mistake, told
@@ -11,6 +17,7 @@ An outcome is one of:
 * ``passed``: the mistake lost no point (nothing to name; counted apart, a gap for the proofs).
 """
 
+import argparse
 import importlib
 import sys
 from collections import Counter
@@ -36,24 +43,43 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-def measure(topics=TOPICS, seed=0):
-    """``[(topic, what it is, truth, outcome, named, {check: message})]`` for every mistake of ``topics``."""
+SETS = ("first", "second", "third")
+
+
+def mistakes_of(which):
+    """``{topic: {what it is: (replacements, truth)}}`` of the set ``which`` (one of :data:`SETS`)."""
+    if which == "first":
+        return {topic: importlib.import_module(f"tests.named_mistakes.{topic}").MISTAKES for topic in TOPICS}
+    return importlib.import_module(f"tests.named_mistakes.{which}_set").MISTAKES
+
+
+def measure(sets=("first",), seed=0):
+    """``[(topic, what it is, truth, outcome, named, {check: message})]`` for every mistake of ``sets``."""
     rows = []
-    for topic in topics:
-        for what, (replacements, truth) in importlib.import_module(f"tests.named_mistakes.{topic}").MISTAKES.items():
-            torch.manual_seed(0)
-            results = grade_items(topic, with_replacements(topic, replacements), seed=seed)
-            messages = {r.check: r.message for r in results if r.message}
-            rows.append((topic, what, truth, *outcome(topic, truth, results), messages))
+    for which in sets:
+        for topic, mistakes in mistakes_of(which).items():
+            for what, (replacements, truth) in mistakes.items():
+                torch.manual_seed(0)
+                results = grade_items(topic, with_replacements(topic, replacements), seed=seed)
+                messages = {r.check: r.message for r in results if r.message}
+                rows.append((topic, what, truth, *outcome(topic, truth, results), messages))
     return rows
 
 
-def main():
-    rows = measure()
-    for topic, what, truth, result, named, _ in rows:
-        print(f"{result:7} {topic}: {what}\n        truth: {truth}\n        named: {named}")
+def counted(rows):
     counts = Counter(row[3] for row in rows)
-    print(f"{len(rows)} mistakes: " + ", ".join(f"{counts[k]} {k}" for k in ("right", "wrong", "silent", "passed")))
+    return f"{len(rows)} mistakes: " + ", ".join(f"{counts[k]} {k}" for k in ("right", "wrong", "silent", "passed"))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    for which in SETS:
+        rows = measure((which,), seed=args.seed)
+        for topic, what, truth, result, named, _ in rows:
+            print(f"{result:7} {topic}: {what}\n        truth: {truth}\n        named: {named}")
+        print(f"{which} set, seed {args.seed}: {counted(rows)}\n")
     return 0
 
 

@@ -357,9 +357,14 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
                       hint="The fit diverged. Use torch.optim.Adam with the given lr: plain SGD at lr 0.1 "
                            "diverges on x^2 features as large as 9.")
         expect_close(check, w, coefficients, what="fit_quadratic's result [x^2, x, 1]", inputs=inputs,
-                     rtol=0.0, atol=FIT_ATOL,
+                     rtol=0.0, atol=FIT_ATOL, known=REVERSED,
                      hint="Return the coefficients in the order x^2, x, 1; take a fresh sample from "
                           "generate_data() and one Adam step with lr at each of the `steps` steps.")
+
+
+# The known mistake a fitted quadratic shows by its values (expect_close's known): the coefficients in reverse.
+REVERSED = (("the coefficients in the order 1, x, x^2", lambda expected: expected.flip(-1),
+             "Order the features (and so the coefficients) as x^2, x, 1: `torch.stack([x**2, x, ones], dim=-1)`."),)
 
 
 @graded(1, hidden=[{"step_counts": (2, 9, 40)}])

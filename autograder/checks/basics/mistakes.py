@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "1f3f32f1caa5cdc5"
+DIGEST = "d63e6497ad9f9b0e"
 
 MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
   'says': "grad_of leaves `requires_grad` switched on for the caller's tensor.",
@@ -77,8 +77,8 @@ MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
   'visible': {'fit_quadratic': 'wrong shape', 'fit_quadratic_fresh_samples': 'wrong shape'}},
  {'id': 'fit_quadratic with features in the order 1, x, x^2',
   'says': 'fit_quadratic orders the features 1, x, x^2, so the coefficients come back reversed.',
-  'signature': {'fit_quadratic': 'wrong value'},
-  'visible': {'fit_quadratic': 'wrong value'}},
+  'signature': {'fit_quadratic': "failed: fit_quadratic's result is the coefficients in the order # x x^# not"},
+  'visible': {'fit_quadratic': "failed: fit_quadratic's result is the coefficients in the order # x x^# not"}},
  {'id': 'fit_quadratic always running 1000 steps',
   'says': 'fit_quadratic does not draw one fresh sample from generate_data() per step.',
   'signature': {'fit_quadratic_fresh_samples': 'failed: fit_quadratic called generate_data # times expected one '

@@ -111,6 +111,12 @@ def check_merge_structure(Merge, *, seed=0, cases=6):
                                     "not in forward, and store no extra weights.")
 
 
+# The known mistake a Merge built without an activation shows by its values (expect_close's known): a ReLU anyway.
+RELU_WHEN_NONE = (("the ReLU of the layer's output, for a Merge built with no activation",
+                   torch.relu, "`activation=None` means no activation at all: return linear1(a) + linear2(b) as "
+                               "it is (test `if self.activation is not None`, not `self.activation or ...`)."),)
+
+
 @graded(3, hidden=[{"cases": 48}])
 def check_merge_forward(Merge, *, seed=0, cases=24):
     """``forward(a, b)`` equals the concatenate-then-linear layer with weights ``[W1 W2]`` and bias
@@ -143,6 +149,7 @@ def check_merge_forward(Merge, *, seed=0, cases=24):
         weights, biases = _layer_parameters(module, lambda _, t: t.detach().double())
         expected = _concat_layer(a.detach().double(), b.detach().double(), weights, biases, activation)
         expect_close(check, result, expected, what="Merge's output", inputs=inputs, table=MERGE_TOLERANCES,
+                     known=RELU_WHEN_NONE if activation is None else (),
                      hint="forward(a, b) is activation(linear1(a) + linear2(b)); let the addition broadcast, "
                           "and apply no activation when it is None.")
         if dtype == torch.float64:

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "e9c055bf0f8f987e"
+DIGEST = "7cc79c668fed28a5"
 
 MISTAKES = ({'id': 'Merge via repeat and cat',
   'says': 'Merge copies (tiles) the inputs to the batch shape before its layers instead of letting them broadcast.',
@@ -33,8 +33,8 @@ MISTAKES = ({'id': 'Merge via repeat and cat',
   'visible': {'merge_no_tiling': 'failed: Merge .forward materialises a tensor of shape that is tiled to the'}},
  {'id': 'Merge with ReLU when activation is None',
   'says': 'Merge applies a ReLU when `activation` is None.',
-  'signature': {'merge_forward': 'wrong value'},
-  'visible': {'merge_forward': 'wrong value'}},
+  'signature': {'merge_forward': "failed: Merge's output is the ReLU of the layer's output for a Merge"},
+  'visible': {'merge_forward': "failed: Merge's output is the ReLU of the layer's output for a Merge"}},
  {'id': 'Merge as one linear layer on the concatenation',
   'says': 'Merge keeps one linear layer on the concatenation instead of two layers added together.',
   'signature': {'merge_structure': 'failed: Merge .linear# is None expected a torch.nn.Linear',

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "a4c6334b409a4fe4"
+DIGEST = "beb192933026df03"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
@@ -79,12 +79,16 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'visible': {'checkpoint_gradients': 'failed: the gradient of parameter #weight differs from the reference'}},
  {'id': 'most_expensive_op sorts by total CPU time',
   'says': 'most_expensive_op ranks operators by total CPU time (children included), not by self time.',
-  'signature': {'top_op': "failed: most_expensive_op returned the grader's profile of the same step puts first by"},
-  'visible': {'top_op': "failed: most_expensive_op returned the grader's profile of the same step puts first by"}},
+  'signature': {'top_op': 'failed: most_expensive_op returned the operator first by total CPU time which counts '
+                          'the'},
+  'visible': {'top_op': 'failed: most_expensive_op returned the operator first by total CPU time which counts '
+                        'the'}},
  {'id': 'most_expensive_op returns the most called operator',
   'says': 'most_expensive_op returns the most called operator, not the most expensive one.',
-  'signature': {'top_op': "failed: most_expensive_op returned the grader's profile of the same step puts first by"},
-  'visible': {'top_op': "failed: most_expensive_op returned the grader's profile of the same step puts first by"}},
+  'signature': {'top_op': 'failed: most_expensive_op returned the operator the one called most often in the '
+                          "grader's"},
+  'visible': {'top_op': 'failed: most_expensive_op returned the operator the one called most often in the '
+                        "grader's"}},
  {'id': "residual_relu adds x in place into relu's saved output",
   'says': 'residual_relu adds the residual in place into a tensor that relu saved for backward.',
   'signature': {'residual_backward': 'failed: backward through residual_relu raised RuntimeError: one of the '

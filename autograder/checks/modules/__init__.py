@@ -409,7 +409,7 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         x = torch.randn(16, n_in, generator=gen, dtype=torch.float64)
         y = torch.randn(16, n_out, generator=gen, dtype=torch.float64)
         exercised(f"{kind}_model", "drawn_steps_and_lr", "float64")
-        expected_model, losses, after, accumulated = grader_oracle("modules.sgd_training", model, x, y, steps, lr)
+        expected_model, losses, after, mistaken = grader_oracle("modules.sgd_training", model, x, y, steps, lr)
         initial = {name: p.detach().clone() for name, p in model.named_parameters()}
         model = _model_for(fit, model, kind)
         call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
@@ -418,7 +418,7 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         for name, expected in expected_model.named_parameters():
             expect_close(check, trained[name], expected, what=f"parameter {name} after {call}",
                          inputs={"x": x, "y": y}, rtol=1e-7, atol=1e-9,
-                         known=_known_training_mistakes(initial[name], accumulated[name]),
+                         known=_known_training_mistakes(name, initial, mistaken),
                          hint="Train the model you are given (no copy), with torch.optim.SGD(model.parameters(), "
                               "lr=lr), loss = mse_loss(model(x), y) (the mean, on predictions shaped like y: "
                               "[N] against [N, 1] broadcasts to [N, N]), and zero_grad, backward, step once per "
@@ -436,14 +436,17 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
                                     "backward on), not the first loss, a sum of losses, or a new loss after the loop.")
 
 
-def _known_training_mistakes(initial, accumulated):
-    """The two training mistakes a parameter's values show (``expect_close``'s ``known``): it never changed (the
-    model given was not the one trained), or it is what SGD gives when the gradients are never zeroed."""
-    return (("the value it had before fit: the model you were given did not train", lambda _: initial.double(),
+def _known_training_mistakes(name, initial, mistaken):
+    """The training mistakes parameter ``name``'s values show (``expect_close``'s ``known``): it never changed (the
+    model given was not the one trained), or it is what SGD gives when the gradients are never zeroed, or with
+    momentum (the grader oracle's ``mistaken`` runs)."""
+    return (("the value it had before fit: the model you were given did not train", lambda _: initial[name].double(),
              "Train the model passed in (no `copy.deepcopy`, no new model): `fit` changes its parameters in place."),
             ("what SGD gives when the gradients are never zeroed (they add up over the steps)",
-             lambda _: accumulated.double(),
-             "Call `optimizer.zero_grad()` once per step, before `backward()`: `.grad` accumulates otherwise."))
+             lambda _: mistaken["accumulated"][name].double(),
+             "Call `optimizer.zero_grad()` once per step, before `backward()`: `.grad` accumulates otherwise."),
+            ("what SGD with momentum gives", lambda _: mistaken["momentum"][name].double(),
+             "Plain SGD, as the lesson asks: `torch.optim.SGD(model.parameters(), lr=lr)`, no momentum."))
 
 
 @graded(2, hidden=[{"cases": 3}])

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "3ee22c843a5cfc30"
+DIGEST = "7d1e5576c6c91378"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',
@@ -91,8 +91,14 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
                                           'expected one gradient'}},
  {'id': 'per_sample_grads divided by the batch size',
   'says': "per_sample_grads divides each sample's gradient by the batch size.",
-  'signature': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'},
-  'visible': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'}},
+  'signature': {'per_sample_grads_values': 'failed: per_sample_grads is the right gradients divided by the batch '
+                                           'size B not',
+                'per_sample_grads_vmapped': 'failed: per_sample_grads is the right gradients divided by the batch '
+                                            'size B not'},
+  'visible': {'per_sample_grads_values': 'failed: per_sample_grads is the right gradients divided by the batch '
+                                         'size B not',
+              'per_sample_grads_vmapped': 'failed: per_sample_grads is the right gradients divided by the batch '
+                                          'size B not'}},
  {'id': 'per_sample_grads with in_dims (None, 0, None)',
   'says': 'per_sample_grads maps over the wrong arguments (`in_dims`).',
   'signature': {'per_sample_grads_values': 'raised: AssertionError',
@@ -106,12 +112,24 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
   'visible': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'}},
  {'id': 'per_sample_grads calling model(x) instead of functional_call',
   'says': 'per_sample_grads calls the model directly instead of through `functional_call` with the given `params`.',
-  'signature': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'},
-  'visible': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'}},
+  'signature': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
+                                           'not depend on',
+                'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate '
+                                            'does not depend on'},
+  'visible': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
+                                         'not depend on',
+              'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
+                                          'not depend on'}},
  {'id': 'per_sample_grads detaching params inside the loss',
   'says': 'per_sample_grads detaches the parameters inside the loss, so the gradients are zero.',
-  'signature': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'},
-  'visible': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'}},
+  'signature': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
+                                           'not depend on',
+                'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate '
+                                            'does not depend on'},
+  'visible': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
+                                         'not depend on',
+              'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
+                                          'not depend on'}},
  {'id': 'masked_batch_mean as a Python loop over T',
   'says': 'masked_batch_mean loops in Python over the batch or the time steps.',
   'signature': {'masked_mean_vectorized': 'grows with size',

@@ -104,22 +104,19 @@ def expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
         expect_meta(check, got, what=what, shape=shape, dtype=value.dtype, device=value.device.type, inputs=inputs,
                     hint=HINT)
         rtol, atol = TOLERANCE[value.dtype]
-        expect_close(check, got, expected[name], what=what, inputs=inputs, rtol=rtol, atol=atol,
-                     hint=_hint_for(got, expected[name], b))
+        expect_close(check, got, expected[name], what=what, inputs=inputs, rtol=rtol, atol=atol, hint=HINT,
+                     known=_known_mistakes(b))
 
 
-def _hint_for(got, expected, b):
-    """A hint for wrong values: all zeros say that grad never saw params; the batch size's factor says that the
-    sample's loss was divided by B."""
-    got64 = got.detach().to("cpu", torch.float64)
-    if not got64.any() and expected.any():
-        return ("Your gradients are all 0: the loss you differentiate does not depend on the params `grad` hands "
-                "it. Run the model with them, `functional_call(model, params, ...)` (not `model(...)`, which uses "
-                "the model's own parameters), and do not detach them inside that function. " + HINT)
-    if b > 1 and torch.allclose(got64 * b, expected, rtol=1e-3, atol=1e-6):
-        return ("Your gradients are the right ones divided by the batch size B: each sample's loss is its own, "
-                "not a share of the batch's mean. " + HINT)
-    return HINT
+def _known_mistakes(b):
+    """The two mistakes the values show (``expect_close``'s ``known``): all zeros say that ``grad`` never saw params;
+    the batch size's factor says that each sample's loss was divided by B."""
+    return (("all zeros: the loss you differentiate does not depend on the params `grad` hands it",
+             torch.zeros_like,
+             "Run the model with them, `functional_call(model, params, ...)` (not `model(...)`, which uses the "
+             "model's own parameters), and do not detach them inside that function. " + HINT),
+            ("the right gradients divided by the batch size B", lambda expected: expected / b,
+             "Each sample's loss is its own, not a share of the batch's mean. " + HINT))[:1 if b == 1 else 2]
 
 
 def _model_text(sizes):
