@@ -44,6 +44,7 @@ class Job:
     only: list | None = None        # grade only these item ids (the GPU items of a submission graded before)
     settings: dict = field(default_factory=dict)   # the grader's settings (settings.as_dict()), applied for the job
     grader: str = ""                # the grader's checks_digest(assignment): a worker with other checks refuses
+    last: bool = False              # the grading process gets no other job (a local cluster's worker, at the end)
 
     @property
     def key(self):
@@ -181,7 +182,8 @@ def grade_job(job):
         nb = notebooks.loads(job.notebook)
         cells = job_cells(nb, job.assignment, job.source)
         with settings_module.override(job.settings):
-            return grade_job_here(job.assignment, cells, seed=job.seed, sandbox=job.sandbox, only=job.only)
+            return grade_job_here(job.assignment, cells, seed=job.seed, sandbox=job.sandbox, only=job.only,
+                                  last=job.last)
 
 
 def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None, last=False):
