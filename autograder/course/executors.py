@@ -16,6 +16,7 @@ class InlineExecutor:
 
     workers = 1
     name = "this process, one at a time"
+    ends_with_batch = False    # this process may grade again (a worker started ahead serves the next batch)
 
     def __init__(self):
         self.queue = collections.deque()
@@ -55,6 +56,7 @@ class DaskExecutor:
 
         self.task = task or dask_grade_job
         self.cluster = None
+        self.ends_with_batch = not scheduler    # a local cluster's workers end with it: nothing started ahead
         self.environ = dict(os.environ)   # a local cluster's nannies set theirs here (OMP_NUM_THREADS=1, ...)
         dask.config.set(SCHEDULER_CONFIG)
         dask.config.set({"distributed.worker.daemon": False})   # workers start processes (the sandboxed ones)

@@ -44,6 +44,7 @@ class Job:
     only: list | None = None        # grade only these item ids (the GPU items of a submission graded before)
     settings: dict = field(default_factory=dict)   # the grader's settings (settings.as_dict()), applied for the job
     grader: str = ""                # the grader's checks_digest(assignment): a worker with other checks refuses
+    last: bool = False              # the grading process gets no other job (a local cluster's worker, at the end)
 
     @property
     def key(self):
@@ -181,18 +182,21 @@ def grade_job(job):
         nb = notebooks.loads(job.notebook)
         cells = job_cells(nb, job.assignment, job.source)
         with settings_module.override(job.settings):
-            return grade_job_here(job.assignment, cells, seed=job.seed, sandbox=job.sandbox, only=job.only)
+            return grade_job_here(job.assignment, cells, seed=job.seed, sandbox=job.sandbox, only=job.only,
+                                  last=job.last)
 
 
-def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None):
+def grade_job_here(assignment, cells, *, seed, sandbox=True, only=None, last=False):
     """Grade ``cells`` (``[(cell key, source)]``) the trusted way in this process, as an official grade; returns
     :func:`grade_to_data` with the seed, whether sandboxed, where, how long (the wall time of the whole notebook) and
-    the grader's memory bound. Raises :class:`GraderMemoryError` when grading it needed more than that bound."""
+    the grader's memory bound. Raises :class:`GraderMemoryError` when grading it needed more than that bound.
+    ``last``: this process grades nothing after it (``trusted_runner.grade_cells``: no worker started ahead)."""
     started = time.perf_counter()
     confined = bool(sandbox and settings_module.settings.grading.sandbox)
     with grader_memory_bound() as bound, grading_run(official=True, seed=seed):
         try:
-            grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True)
+            grade = grade_cells(assignment, cells, seed=seed, launcher=launcher_for(confined), only=only, ahead=True,
+                                last=last)
         except MemoryError:
             raise GraderMemoryError(f"grading this submission needed more memory than the grader's limit ({bound}); "
                                     "not the student's failure: grade it again with a larger "

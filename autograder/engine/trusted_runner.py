@@ -131,16 +131,19 @@ def _end(proc, stop, scratch):
     shutil.rmtree(scratch, ignore_errors=True)
 
 
-def started_ahead(launcher):
+def started_ahead(launcher, next_too=True):
     """A fresh worker with its own scratch directory, ``(proc, stop, scratch)``: the one started ahead when there is
-    one, and the next is started ahead at once, so that it imports torch while this one is graded. Each worker
-    serves one notebook only; the one left over ends with this process."""
+    one, and (``next_too``) the next is started ahead at once, so that it imports torch while this one is graded.
+    Each worker serves one notebook only; the one left over ends with this process. A process that grades one
+    notebook and exits (``run_autograder``) passes ``next_too=False``: a worker started for a notebook that never
+    comes imports torch for nothing (1.5 to 2 s of CPU per run)."""
     spare = _AHEAD.pop(launcher, None)
     if spare is None or spare[0].poll() is not None:
         if spare is not None:
             _end(*spare)
         spare = _launch(launcher)
-    _AHEAD[launcher] = _launch(launcher)
+    if next_too:
+        _AHEAD[launcher] = _launch(launcher)
     return spare
 
 
@@ -154,12 +157,14 @@ class NotebookWorker:
     """The worker for one notebook: started on demand, the cells run once per start.
 
     With a ``scratch`` directory every worker runs there; without one, each worker is taken from those started
-    ahead (:func:`started_ahead`) with a scratch directory of its own, removed when it ends."""
+    ahead (:func:`started_ahead`; ``start_next``: and the next started ahead) with a scratch directory of its own,
+    removed when it ends."""
 
-    def __init__(self, cells, launcher, scratch=None, budget=None):
+    def __init__(self, cells, launcher, scratch=None, budget=None, start_next=True):
         self.cells = list(cells)
         self.launcher = launcher
         self.scratch = scratch
+        self.start_next = start_next
         self.budget = budget      # the notebook's wall-clock budget (trusted.budget.Budget): no restart past it
         self.session = None
         self.loader = None          # the fresh worker for calls that must not see the checks' earlier calls
@@ -217,7 +222,7 @@ class NotebookWorker:
         if self.scratch is not None:
             proc, stop = self.launcher(WORKER, self.scratch)
         else:
-            proc, stop, scratch = started_ahead(self.launcher)
+            proc, stop, scratch = started_ahead(self.launcher, next_too=self.start_next)
             self._scratches.append(scratch)
         self.memory_bound = getattr(proc, "memory_bound", "none: the worker ran without the sandbox's limits")
         session = remote.Session(proc, stop=stop, spawn=self._clean_twin, fresh=self.fresh_process)
@@ -293,15 +298,16 @@ def stopped_by_budget(item, result, budget):
     return result
 
 
-def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False):
+def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=False):
     """Grade ``cells`` (``[(cell id, source)]``, the notebook's code cells but the tests) for ``topic``.
 
     ``ahead``: take the worker from those started ahead, and start the next (batch grading: each notebook's worker
-    has imported torch while the one before was graded)."""
+    has imported torch while the one before was graded); ``last``: this process grades no other notebook, so none is
+    started for the next (a worker it needs again, a restart or a fresh process, starts when needed)."""
     grade = NotebookGrade()
     budget = Budget(settings.grading.submission_timeout_s)
     with tempfile.TemporaryDirectory(prefix="epl-worker-") as scratch:
-        worker = NotebookWorker(cells, launcher, None if ahead else scratch, budget=budget)
+        worker = NotebookWorker(cells, launcher, None if ahead else scratch, budget=budget, start_next=not last)
         try:
             namespace = RemoteNamespace(worker)
             source = Submission.from_cells(cells)    # what the grader reads: the student cannot change it

@@ -13,7 +13,7 @@ import datetime
 from ...checks import items_of
 from ...engine.results import GRADER_ERROR, PENDING, UNDER_REVIEW
 from ..export import gradescope_results
-from ..late import duration_text, lateness
+from ..late_policy import duration_text, lateness
 
 FEEDBACK = ("immediate", "after_due_date")   # per test: Gradescope's "visible" or "after_due_date"
 GPU_POLICIES = ("waive", "fail")             # no GPU in Gradescope: pending is not possible

@@ -121,7 +121,7 @@ def grade(layout, config):
     where = choose_sandbox()
     seed = new_run_seed()
     try:
-        data = grade_job_here(assignment, cells, seed=seed, sandbox=True)
+        data = grade_job_here(assignment, cells, seed=seed, sandbox=True, last=True)   # one notebook per process
     except GraderMemoryError as error:
         return zero_results(assignment, f"Grader error: {error}", grader_error=True, **options)
     late = late_from_metadata(read_json(layout.metadata, {}))
