@@ -176,7 +176,7 @@ def test_wrong_per_sample_gradients_get_the_hint_for_their_cause():
                                                    "check_per_sample_grads_values")
     for mistake in ("per_sample_grads calling model(x) instead of functional_call",
                     "per_sample_grads detaching params inside the loss"):
-        assert "all 0" in _message(mistake, "check_per_sample_grads_values")
+        assert "all zeros" in _message(mistake, "check_per_sample_grads_values")
     assert "the model's own parameters (they hold other values here)" in _message(
         "per_sample_grads of model.named_parameters() (not params, not detached)", "check_per_sample_grads_values")
 
