@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "4c7c4e80c83cd576"
+DIGEST = "05474f60d947d869"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',

@@ -110,13 +110,14 @@ def expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
 
 def _known_mistakes(b):
     """The two mistakes the values show (``expect_close``'s ``known``): all zeros say that ``grad`` never saw params;
-    the batch size's factor says that each sample's loss was divided by B."""
+    the batch size's factor says that each sample's loss was divided by B (with B = 1 that is the reference, which
+    a failed result never matches)."""
     return (("all zeros: the loss you differentiate does not depend on the params `grad` hands it",
              torch.zeros_like,
              "Run the model with them, `functional_call(model, params, ...)` (not `model(...)`, which uses the "
              "model's own parameters), and do not detach them inside that function. " + HINT),
             ("the right gradients divided by the batch size B", lambda expected: expected / b,
-             "Each sample's loss is its own, not a share of the batch's mean. " + HINT))[:1 if b == 1 else 2]
+             "Each sample's loss is its own, not a share of the batch's mean. " + HINT))
 
 
 def _model_text(sizes):
