@@ -99,7 +99,8 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     reference is NaN where the exercise asks for NaN (a sum over a NaN); elsewhere NaN is a mistake.
     ``known``: ``((words, mistake, hint), ...)``, the known mistakes whose result follows from the reference
     (``mistake(expected)``, in float64): a result that matches one within the same tolerance is told as that mistake,
-    "<what> is <words>", with its own hint, rather than as a difference to read.
+    "<what> is <words>", with its own hint, rather than as a difference to read. A result that matches two is told
+    as a difference: this input cannot tell those mistakes apart, and naming one could name the wrong one.
     """
     __tracebackhide__ = True
     expect_meta(check, actual, what=what, shape=expected.shape, inputs=inputs, hint=hint)
@@ -113,10 +114,12 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     except AssertionError as error:
-        for words, mistake, known_hint in known:
-            if torch.allclose(a, mistake(e), rtol=rtol, atol=atol, equal_nan=equal_nan):
-                raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + _context(inputs)
-                                   + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint) from None
+        matched = [(words, known_hint) for words, mistake, known_hint in known
+                   if torch.allclose(a, mistake(e), rtol=rtol, atol=atol, equal_nan=equal_nan)]
+        if len(matched) == 1:
+            (words, known_hint), = matched
+            raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + _context(inputs)
+                               + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint) from None
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
         # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
         kind = not_finite_kind(a[torch.isfinite(e)]) if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) \

@@ -136,12 +136,15 @@ def student_grad(check, fn, inputs, *, wrt=0, grad_output=None, what=None, seed=
 
 
 def expect_grad_close(check, fn, inputs, expected_vjp, *, wrt=0, what=None, hint=None, kwargs=None, names=None,
-                      shape=None, **tolerances):
+                      shape=None, known=(), **tolerances):
     """The student's vector-Jacobian product equals ``expected_vjp(grad_output)``.
 
     ``kwargs`` go to ``fn`` unchanged; ``names`` (one per input, e.g. ``["labels", "logits"]``) label the inputs
     in the message. With either, a failure shows the whole call ``what(inputs..., **kwargs)``, written out so
     that it can be pasted when the inputs are small. ``shape``: the output's (see :func:`student_grad`).
+    ``known``: ``((words, mistaken_vjp, hint), ...)``, the known mistakes of a backward, each the gradient it gives
+    for an upstream gradient (told by name as ``expect_close``'s ``known`` are), beside the one every hand-written
+    backward can make (the upstream gradient ignored).
     """
     __tracebackhide__ = True
     full_call = kwargs is not None or names is not None
@@ -151,21 +154,26 @@ def expect_grad_close(check, fn, inputs, expected_vjp, *, wrt=0, what=None, hint
         shown = {(names[i] if names else f"input {i}"): v for i, v in enumerate(inputs)}
         shown.update(kwargs or {})
         expect_close(check, grad, expected_vjp(grad_output), what=f"the gradient with respect to {label}",
-                     inputs=shown, hint=hint, known=_ignoring_upstream(expected_vjp, grad_output), **tolerances)
+                     inputs=shown, hint=hint, known=_ignoring_upstream(expected_vjp, grad_output)
+                     + tuple((words, _given(vjp, grad_output), known_hint) for words, vjp, known_hint in known),
+                     **tolerances)
     except CheckFailure as failure:
         if not full_call:
             raise
         raise _with_call(failure, what or getattr(fn, "__name__", "fn"), inputs, kwargs, (wrt,), names) from None
 
 
+def _given(vjp, grad_output):
+    """``expect_close``'s ``mistake(expected)`` for a mistaken vector-Jacobian product, at this upstream gradient."""
+    return lambda _: vjp(grad_output).detach().cpu().double()
+
+
 def _ignoring_upstream(expected_vjp, grad_output):
     """The known mistake of a hand-written backward that a gradient's values show (``expect_close``'s ``known``):
     it returns the local derivative alone, as if the upstream gradient were all ones, instead of multiplying
     ``grad_output`` in (the chain rule)."""
-    def as_if_ones(_):
-        return expected_vjp(torch.ones_like(grad_output)).detach().cpu().double()
-
-    return (("the gradient for an upstream gradient of ones (the random upstream gradient was ignored)", as_if_ones,
+    return (("the gradient for an upstream gradient of ones (the random upstream gradient was ignored)",
+             _given(expected_vjp, torch.ones_like(grad_output)),
              "In `backward(ctx, grad_output)`, multiply the local derivative by `grad_output` (the chain rule): "
              "return `grad_output * local`, not `local` alone."),)
 

@@ -9,20 +9,31 @@ from torch.profiler import ProfilerActivity, profile
 
 
 def saved_bytes(model, x, x_grad):
-    """``{"bytes", "tensors"}``: the bytes of every tensor autograd packs for backward while ``model(x)`` runs
-    (``numel * element_size``, each time it is packed, parameters and views included), and each packed tensor's
-    ``(shape, dtype name)``; ``x`` requires grad when ``x_grad``."""
+    """``{"bytes", "tensors", "mistaken"}``: the bytes of every tensor autograd packs for backward while
+    ``model(x)`` runs (``numel * element_size``, each time it is packed, parameters and views included), and each
+    packed tensor's ``(shape, dtype name)``; ``x`` requires grad when ``x_grad``. ``mistaken``: the counts three known
+    mistakes give (the check tells them by name): the whole storage behind each tensor (``"storage"``), a tensor
+    packed twice counted once, told by its data pointer or by the object (``"once"``: both counts), and the
+    parameters (and views of them) left out (``"no parameters"``)."""
     model = copy.deepcopy(model)
     x = x.detach().clone().requires_grad_(x_grad)
     packed = []
 
     def pack(t):
-        packed.append((list(t.shape), str(t.dtype).removeprefix("torch."), t.numel() * t.element_size()))
+        packed.append((t, list(t.shape), str(t.dtype).removeprefix("torch."), t.numel() * t.element_size()))
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         model(x)
-    return {"bytes": sum(n for _, _, n in packed), "tensors": [(shape, dtype) for shape, dtype, _ in packed]}
+    parameters = {p.data_ptr() for p in model.parameters()}
+
+    def counted_once(key):
+        return sum({key(t): n for t, _, _, n in packed}.values())
+
+    return {"bytes": sum(n for *_, n in packed), "tensors": [(shape, dtype) for _, shape, dtype, _ in packed],
+            "mistaken": {"storage": sum(t.untyped_storage().nbytes() for t, *_ in packed),
+                         "once": sorted({counted_once(lambda t: t.data_ptr()), counted_once(id)}),
+                         "no parameters": sum(n for t, *_, n in packed if t.data_ptr() not in parameters)}}
 
 
 def plain_run(model, x, x_grad, upstream, seed):

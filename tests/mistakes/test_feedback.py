@@ -185,3 +185,17 @@ def test_a_known_mistake_that_follows_from_the_reference_is_told_by_name():
         expect_close("check_x", torch.tensor([[2.0, 3.5], [0.0, 1.0]]), expected, what="the result", known=known)
     assert "plain distances" not in str(excinfo.value) and excinfo.value.kind == "wrong value"
     expect_close("check_x", expected.float(), expected, what="the result", known=known)    # right: no mistake
+
+
+def test_a_result_two_known_mistakes_give_alike_is_told_as_a_difference():
+    """An input on which two known mistakes give the same result cannot tell them apart: naming one could name the
+    wrong one, so the failure is the plain difference (a later input may tell them apart)."""
+    expected = torch.tensor([1.0, 4.0]).double()
+    known = (("the square root", torch.sqrt, "a"), ("halved", lambda e: e / 2, "b"))
+    with pytest.raises(CheckFailure) as excinfo:        # sqrt(4) = 4 / 2 and sqrt(1) != 1 / 2: one match
+        expect_close("check_x", torch.tensor([1.0, 2.0]), expected, what="the result", known=known)
+    assert "the result is the square root" in str(excinfo.value)
+    known = (("the square root", torch.sqrt, "a"), ("the square root again", lambda e: e ** 0.5, "b"))
+    with pytest.raises(CheckFailure) as excinfo:
+        expect_close("check_x", torch.tensor([1.0, 2.0]), expected, what="the result", known=known)
+    assert "square root" not in str(excinfo.value) and excinfo.value.kind == "wrong value"

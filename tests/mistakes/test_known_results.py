@@ -5,6 +5,7 @@ the named-mistake hint) differ from every other mistake of its item. Graded on t
 import importlib
 
 import pytest
+import torch
 
 from autograder.engine.results import FAILED, grade_items
 from tests.proving import with_replacements
@@ -14,11 +15,29 @@ CASES = [   # topic, mutant, item, what its message says (or its kind, for a kin
     ("broadcasting", "distances as L1 sums", "pairwise_values", "wrong value"),
     ("memory", "saved_bytes counts elements, not bytes", "saved_bytes_count", "the number of elements"),
     ("memory", "saved_bytes assumes 4 bytes per element", "saved_bytes_count", "4 bytes for every element"),
+    ("memory", "saved_bytes counts a view's whole storage", "saved_bytes_count", "the whole storages behind"),
+    ("memory", "saved_bytes counts a tensor saved twice once", "saved_bytes_count", "each saved tensor counted once"),
+    ("memory", "saved_bytes runs the model after the hooks' block", "saved_bytes_count", "nothing: no tensor was"),
+    ("memory", "checkpointed_forward does not checkpoint", "checkpoint_trades_memory", "no Linear layer ran a second"),
+    ("memory", "checkpointed_forward checkpoints the first block only", "checkpoint_trades_memory",
+     "only some Linear layers ran a second time"),
+    ("memory", "checkpointed_forward drops the RNG state (dropout differs)", "checkpoint_gradients",
+     "in blocks with dropout differs"),
+    ("modules", "fit with a squeezed prediction", "fit_matches_sgd", "on a squeezed prediction"),
+    ("modules", "fit ignoring lr", "fit_matches_sgd", "wrong value"),
+    ("vectorization", "per_sample_grads of the batch's summed loss", "per_sample_grads_values",
+     "the gradient of the whole batch's loss"),
+    ("vectorization", "per_sample_grads of model.named_parameters() (not params, not detached)",
+     "per_sample_grads_values", "at the model's own parameters"),
+    ("vectorization", "masked_batch_mean averaging over all of T", "masked_mean_values", "the mean over all T steps"),
+    ("vectorization", "masked_batch_mean off by one (<=)", "masked_mean_values", "up to and including lengths[b]"),
     ("memory", "most_expensive_op sorts by total CPU time", "top_op", "first by total CPU time"),
     ("memory", "most_expensive_op returns the most called operator", "top_op", "the one called most often"),
     ("stability", "softplus backward ignoring the upstream gradient", "softplus_gradient",
      "upstream gradient of ones"),
-    ("stability", "softplus backward using the saved output as the input", "softplus_gradient", "wrong value"),
+    ("stability", "softplus backward using the saved output as the input", "softplus_gradient",
+     "saved output as if it were x"),
+    ("stability", "softplus backward as exp(x) / (1 + exp(x))", "softplus_gradient", "NaN"),
     ("modules", "fit without zero_grad", "fit_matches_sgd", "gradients are never zeroed"),
     ("modules", "fit training a copy", "fit_matches_sgd", "did not train"),
     ("modules", "fit with momentum", "fit_matches_sgd", "SGD with momentum"),
@@ -31,7 +50,9 @@ CASES = [   # topic, mutant, item, what its message says (or its kind, for a kin
     ("operators", "row_sum keeping the dim", "row_sum", "keeps it (keepdim=True)"),
     ("operators", "masked_mean dividing by N", "masked_mean", "divided by N, the number of rows"),
     ("operators", "masked_mean excluding the bounds", "masked_mean", "sit exactly on a bound"),
-    ("operators", "masked_mean dividing 0 by 0", "masked_mean", "not finite: NaN"),
+    ("operators", "masked_mean dividing 0 by 0", "masked_mean", "NaN where nothing is in range: 0 / 0"),
+    ("operators", "masked_mean counting NaN", "masked_mean_special_values", "NaN where a NaN of x was counted"),
+    ("operators", "masked_mean multiplying by the mask", "masked_mean_special_values", "not finite: NaN"),
     ("basics", "grad_of with .backward() on x", "grad_of_values", "has a .grad"),
     ("basics", "grad_of leaving requires_grad set on x", "grad_of_values", "has requires_grad=True"),
 ]
@@ -54,3 +75,29 @@ def test_each_mistake_is_told_by_its_own_words_and_kind(topic, item):
         assert says in (result.kind if says in ("wrong value", "not finite: NaN") else result.message), result.message
         kinds[mutant] = result.kind
     assert len(set(kinds.values())) == len(kinds), kinds
+
+
+class AffineAsLinear(torch.nn.Module):
+    """A realistic answer no mutant makes: a wrapped ``nn.Linear(1, 1)``, trained, but with no ``a`` and ``b``."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(1, 1)
+
+    def forward(self, x):
+        return self.linear(x[..., None])[..., 0]
+
+
+def test_parameters_under_other_names_are_told_apart_from_none_registered():
+    """A module with its own parameters under other names fails with other words than one that registers none (a
+    Python list): two mistakes, two kinds, so the hint does not name the list for a wrapped Linear."""
+    mutants = importlib.import_module("tests.mutants.modules").MUTANTS
+    items = {"affine_parameters", "affine_forward"}
+    wrapped = grade_items("modules", with_replacements("modules", {"Affine": AffineAsLinear}), only=items, seed=0)
+    listed = grade_items("modules", with_replacements("modules", mutants["Affine keeping its parameters in a list"][0]),
+                         only=items, seed=0)
+    assert all(r.status == FAILED for r in wrapped + listed)
+    said = {r.item: r.message for r in wrapped}
+    assert "gives other names, ['linear.bias', 'linear.weight']" in said["affine_parameters"], said
+    assert "registers other parameters, ['linear.weight', 'linear.bias']" in said["affine_forward"], said
+    assert all(w.kind != m.kind for w, m in zip(wrapped, listed)), [(w.kind, m.kind) for w, m in zip(wrapped, listed)]

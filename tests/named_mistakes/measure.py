@@ -1,12 +1,13 @@
 """How often the named-mistake hint is right on mistakes written apart from the mutants (docs/feedback.md).
 
-``python -m tests.named_mistakes.measure [--seed N]`` grades every mistake of the three sets as grading does (every
-item, the hidden variants, seed 0 unless told) and prints, for each, what the hint named against the truth, and
-each set's counts. Each set was written by someone who graded none of it, its truths set before any grading:
+``python -m tests.named_mistakes.measure [--seed N] [--sets ...]`` grades every mistake of the sets as grading does
+(every item, the hidden variants, seed 0 unless told) and prints, for each, what the hint named against the truth,
+and each set's counts. Each set was written by someone who graded none of it, its truths set before any grading:
 
 * the first (``tests/named_mistakes/<topic>.py``) was looked at while the hint was refined, twice;
 * the second (``second_set.py``) was blind at its first grading, and looked at for the second refinement;
-* the third (``third_set.py``) was graded first after the last refinement: the blind measure.
+* the third (``third_set.py``) was blind at its first grading, and looked at for the third refinement;
+* the fourth (``fourth_set.py``, 30 mistakes) was graded first after the third refinement: the blind measure.
 
 An outcome is one of:
 
@@ -43,7 +44,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third")
+SETS = ("first", "second", "third", "fourth")
 
 
 def mistakes_of(which):
@@ -74,8 +75,10 @@ def counted(rows):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=SETS,
+                        help="the sets to grade (all by default): a blind set is graded once, after the refinement")
     args = parser.parse_args(argv)
-    for which in SETS:
+    for which in args.sets:
         rows = measure((which,), seed=args.seed)
         for topic, what, truth, result, named, _ in rows:
             print(f"{result:7} {topic}: {what}\n        truth: {truth}\n        named: {named}")

@@ -54,6 +54,11 @@ def _tensor_attribute(check, module, name):
     __tracebackhide__ = True
     value = getattr(module, name, None)
     if not isinstance(value, torch.Tensor):
+        others = [n for n, _ in module.named_parameters()]
+        if others:      # its own parameters under other names (a wrapped nn.Linear): another mistake than none at all
+            raise CheckFailure(check, f"Affine() registers other parameters, {others}, and Affine().{name} is "
+                                      f"{describe(value)}; expected a torch.nn.Parameter of shape [1] named {name}.",
+                               hint=PARAMETER_HINT)
         raise CheckFailure(check, f"Affine().{name} is {describe(value)}; expected a torch.nn.Parameter of shape [1].",
                            hint=PARAMETER_HINT)
     if tuple(value.shape) != (1,):
@@ -84,7 +89,9 @@ def check_affine_parameters(Affine, *, seed=0):
         extra = (f" ({shown} {'is a tensor' if len(plain) == 1 else 'are tensors'} but not registered "
                  f"{'as a parameter' if len(plain) == 1 else 'as parameters'})") if plain else ""
         raise CheckFailure(check, f"Affine().named_parameters() gives {sorted(named)}; expected exactly "
-                                  f"['a', 'b']{extra}.", hint=PARAMETER_HINT)
+                                  f"['a', 'b']{extra}." if not named or "a" in named or "b" in named else
+                                  f"Affine().named_parameters() gives other names, {sorted(named)}; expected exactly "
+                                  f"['a', 'b'].", hint=PARAMETER_HINT)
     if len(list(module.parameters())) != 2:
         raise CheckFailure(check, f"Affine().parameters() yields {len(list(module.parameters()))} tensors; "
                                   "expected 2 (a and b).", hint=PARAMETER_HINT)
@@ -438,15 +445,19 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
 
 def _known_training_mistakes(name, initial, mistaken):
     """The training mistakes parameter ``name``'s values show (``expect_close``'s ``known``): it never changed (the
-    model given was not the one trained), or it is what SGD gives when the gradients are never zeroed, or with
-    momentum (the grader oracle's ``mistaken`` runs)."""
+    model given was not the one trained), or it is what SGD gives when the gradients are never zeroed, with
+    momentum, or on a squeezed prediction (the grader oracle's ``mistaken`` runs)."""
     return (("the value it had before fit: the model you were given did not train", lambda _: initial[name].double(),
              "Train the model passed in (no `copy.deepcopy`, no new model): `fit` changes its parameters in place."),
             ("what SGD gives when the gradients are never zeroed (they add up over the steps)",
              lambda _: mistaken["accumulated"][name].double(),
              "Call `optimizer.zero_grad()` once per step, before `backward()`: `.grad` accumulates otherwise."),
             ("what SGD with momentum gives", lambda _: mistaken["momentum"][name].double(),
-             "Plain SGD, as the lesson asks: `torch.optim.SGD(model.parameters(), lr=lr)`, no momentum."))
+             "Plain SGD, as the lesson asks: `torch.optim.SGD(model.parameters(), lr=lr)`, no momentum."),
+            ("what SGD gives on a squeezed prediction: [N] against y's [N, 1] broadcasts to [N, N] in the loss",
+             lambda _: mistaken["squeezed"][name].double(),
+             "Compare predictions shaped like y: `mse_loss(model(x), y)` on [N, 1] and [N, 1], with no `squeeze()` "
+             "or `view(-1)` on one side only."))
 
 
 @graded(2, hidden=[{"cases": 3}])
@@ -495,12 +506,12 @@ def _expect_statistic(check, module, name, expected, config, step, x, previous, 
         expect_close(check, got, expected, what=f"{name} after train step {step} of {config.call}",
                      inputs={"x": x}, **tolerance)
     except CheckFailure as failure:
+        what = f"{name} after train step {step} of {config.call}"
         mistake = oracle.which_mistake(got, oracle.running_mistakes(name, previous, x.double(), config.momentum),
                                        **tolerance)
-        raise CheckFailure(check, failure.detail + (f"\nIt looks like {mistake}." if mistake else ""),
-                           hint=f"In train() mode, {name} = (1 - momentum) * {name} + momentum * (the batch "
-                                f"{'mean' if name == 'running_mean' else 'variance with N - 1'}). "
-                                + ORACLE_HINT) from None
+        raise _told(check, failure, what, mistake,
+                    f"In train() mode, {name} = (1 - momentum) * {name} + momentum * (the batch "
+                    f"{'mean' if name == 'running_mean' else 'variance with N - 1'}). " + ORACLE_HINT) from None
 
 
 def _expect_output(check, out, expected, x, what, mistakes, hint):
@@ -511,9 +522,14 @@ def _expect_output(check, out, expected, x, what, mistakes, hint):
     try:
         expect_close(check, out, expected, what=what, inputs={"x": x}, **oracle.tolerance(out.dtype))
     except CheckFailure as failure:
-        mistake = oracle.which_mistake(out, mistakes, **oracle.tolerance(out.dtype))
-        raise CheckFailure(check, failure.detail + (f"\nIt looks like {mistake}." if mistake else ""),
-                           hint=hint) from None
+        raise _told(check, failure, what, oracle.which_mistake(out, mistakes, **oracle.tolerance(out.dtype)),
+                    hint) from None
+
+
+def _told(check, failure, what, mistake, hint):
+    """``failure`` told as the known ``mistake`` it looks like (or as it is, for ``None``), the mistake in the first
+    line: the first line makes a failure's kind, so that two mistakes are two kinds (``autograder.feedback``)."""
+    return CheckFailure(check, f"{what}: {mistake}.\n{failure.detail}" if mistake else failure.detail, hint=hint)
 
 
 @graded(2, hidden=[{}], evidence=("data", "drawn state"),

@@ -250,7 +250,19 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
               lambda _: mistaken["bounds excluded"], "Keep x where `(x >= low) & (x <= high)`: `>=` and `<=`."),
              ("the sum of the entries in range divided by N, the number of rows, not by how many are in range",
               lambda _: mistaken["divided by N"],
-              "Divide by the count of entries in range per position (`inside.sum(dim=0)`, clamped to at least 1)."))
+              "Divide by the count of entries in range per position (`inside.sum(dim=0)`, clamped to at least 1)."),
+             ("NaN where nothing is in range: 0 / 0 (a position with no entry in range gives 0)",
+              lambda _: mistaken["0 / 0"],
+              "Divide by the count clamped to at least 1, `inside.sum(dim=0).clamp(min=1)`: the sum of nothing is "
+              "0 already, and 0 / 1 = 0."),
+             ("NaN where x times the 0/1 mask keeps a NaN or an infinity from outside the range (0 * inf is NaN)",
+              lambda _: mistaken["multiplied by the mask"],
+              "Select, do not multiply: `torch.where(inside, x, 0)` gives 0 outside the range whatever x holds "
+              "there, while `x * inside` keeps NaN (0 * nan and 0 * inf are both NaN)."),
+             ("NaN where a NaN of x was counted as in range: NaN is neither below nor above a bound, and in no range",
+              lambda _: mistaken["NaN counted"],
+              "Test for being inside, `(x >= low) & (x <= high)`, which is False for NaN; `~(x < low) & ~(x > high)` "
+              "is True for it."))
     expect_close(check, out, expected, what="masked_mean's result", inputs=inputs,
                  atol=16 * torch.finfo(x.dtype).eps, hint=hint, equal_nan=True, known=known)
 

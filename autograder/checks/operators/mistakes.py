@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "05474f60d947d869"
+DIGEST = "6c7d1681d9c4cd2e"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -83,12 +83,15 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
   'visible': {'masked_mean_special_values': 'not finite: NaN'}},
  {'id': 'masked_mean counting NaN',
   'says': 'masked_mean counts NaN as inside the range ("not below and not above" is true for NaN).',
-  'signature': {'masked_mean_special_values': 'not finite: NaN'},
-  'visible': {'masked_mean_special_values': 'not finite: NaN'}},
+  'signature': {'masked_mean_special_values': "failed: masked_mean's result is NaN where a NaN of x was counted "
+                                              'as'},
+  'visible': {'masked_mean_special_values': "failed: masked_mean's result is NaN where a NaN of x was counted as"}},
  {'id': 'masked_mean dividing 0 by 0',
   'says': 'masked_mean divides by a count that can be 0, giving NaN for a column with no value in the range.',
-  'signature': {'masked_mean': 'not finite: NaN', 'masked_mean_special_values': 'not finite: NaN'},
-  'visible': {'masked_mean': 'not finite: NaN', 'masked_mean_special_values': 'not finite: NaN'}},
+  'signature': {'masked_mean': "failed: masked_mean's result is NaN where nothing is in range: # / #",
+                'masked_mean_special_values': 'not finite: NaN'},
+  'visible': {'masked_mean': "failed: masked_mean's result is NaN where nothing is in range: # / #",
+              'masked_mean_special_values': 'not finite: NaN'}},
  {'id': "masked_mean with Python's and",
   'says': "masked_mean combines the two comparisons with Python's `and` (a chained comparison `low <= x <= high` "
           'is one too), which does not work element by element on tensors.',

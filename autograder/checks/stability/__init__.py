@@ -359,7 +359,7 @@ def check_softplus_gradient(softplus, *, seed=0, cases=6):
             return g * torch.sigmoid(x)
 
         expect_grad_close(check, softplus, [x], vjp, names=["x"], what="softplus", rtol=1e-7, atol=1e-9,
-                          shape=x.shape, hint=SIGMOID_HINT)
+                          shape=x.shape, hint=SIGMOID_HINT, known=_known_backward_mistakes(x))
         exercised("gradcheck_float64")
         expect_gradcheck(check, softplus, [x], names=["x"], what="softplus")
     for i, dtype in enumerate(sp.FLOAT_DTYPES):
@@ -381,6 +381,18 @@ def check_softplus_gradient(softplus, *, seed=0, cases=6):
         except CheckFailure as failure:
             raise sp.pointed_failure(failure, x, grad, expected,
                                      "x = {x}; softplus(x).sum().backward(); print(x.grad)", grad=True) from None
+
+
+def _known_backward_mistakes(x):
+    """Two slips of a hand-written softplus backward that the gradient's values show (``expect_grad_close``'s
+    ``known``): the saved output used as if it were the input, and the sign of x flipped."""
+    return (("computed from the saved output as if it were x: sigmoid(softplus(x)), not sigmoid(x)",
+             lambda g: g * torch.sigmoid(torch.nn.functional.softplus(x)),
+             "Save the input x in forward (`ctx.save_for_backward(x)`) and return `grad_output * torch.sigmoid(x)`: "
+             "the derivative is taken at x, not at softplus(x)."),
+            ("the derivative with the sign of x flipped: sigmoid(-x) = 1 / (1 + exp(x)), not sigmoid(x)",
+             lambda g: g * torch.sigmoid(-x),
+             "sigmoid(x) = 1 / (1 + exp(-x)): it tends to 1 for large x, where softplus(x) grows like x."))
 
 
 @graded(2, source=[autograd_function("Softplus", "softplus")], worker_facts="the type of the result's grad_fn")

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "ac2eb72505c0962c"
+DIGEST = "f8a6af6d0ad10605"
 
 MISTAKES = ({'id': 'softmax without the max-shift',
   'says': 'stable_softmax exponentiates the logits without subtracting a maximum first, so large logits overflow.',
@@ -162,8 +162,8 @@ MISTAKES = ({'id': 'softmax without the max-shift',
                                    'gradient'}},
  {'id': 'softplus backward using the saved output as the input',
   'says': 'Softplus saves its output in forward and uses it in backward as if it were the input.',
-  'signature': {'softplus_gradient': 'wrong value'},
-  'visible': {'softplus_gradient': 'wrong value'}},
+  'signature': {'softplus_gradient': 'failed: the gradient with respect to is computed from the saved output as'},
+  'visible': {'softplus_gradient': 'failed: the gradient with respect to is computed from the saved output as'}},
  {'id': 'softplus calling F.softplus',
   'says': "Softplus's forward calls a built-in softplus.",
   'signature': {'softplus_no_builtin': 'failed: softplus uses torch._C._nn.softplus aten.softplus which this '

@@ -316,7 +316,8 @@ def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
                 device=x.device.type, inputs=inputs, hint="The result is [B, F]: one mean over T per row and feature.")
     rtol, atol = masked_mean.tolerance(x, lengths)
     expect_close(check, out, masked_mean.oracle(x, lengths), what=f"{what}'s result", inputs=inputs, rtol=rtol,
-                 atol=atol, hint=masked_mean.hint_for(check, fn, x, lengths, out))
+                 atol=atol, hint=masked_mean.hint_for(check, fn, x, lengths, out),
+                 known=masked_mean.mistaken(x, lengths))
     return out
 
 

@@ -11,8 +11,10 @@ import torch
 
 from ...student import call_student
 
-# (B, T, F, lengths) every seed sees first: a single step, empty rows, full rows, T = 0, B = 0.
-FIXED_CASES = [(1, 1, 1, [1]), (1, 1, 1, [0]), (2, 3, 4, [0, 0]), (3, 4, 2, [4, 4, 4]), (4, 5, 3, [0, 5, 1, 3]),
+# (B, T, F, lengths) every seed sees first: a single step, empty rows, full rows, T = 0, B = 0. The mixed lengths
+# come second, before the single empty step: a wrong mask fails first where its known mistakes (``mistaken``) give
+# different results (with T = 1 and lengths [0], a mean over all T and a mask with <= both give x itself).
+FIXED_CASES = [(1, 1, 1, [1]), (4, 5, 3, [0, 5, 1, 3]), (1, 1, 1, [0]), (2, 3, 4, [0, 0]), (3, 4, 2, [4, 4, 4]),
                (3, 0, 2, [0, 0, 0]), (0, 4, 3, []), (2, 6, 1, [6, 2]), (5, 2, 7, [1, 2, 0, 2, 1])]
 SCALES = (1.0, 1e30, 1e-30)          # magnitudes of the values, float32's range included
 PADDINGS = ("random", "nan", "inf")
@@ -40,6 +42,23 @@ def oracle(x, lengths):
         kept = x[b, :n].detach().to("cpu", torch.float64)
         rows.append(kept.mean(0) if n else torch.zeros(x.shape[2], dtype=torch.float64))
     return torch.stack(rows) if rows else torch.zeros(0, x.shape[2], dtype=torch.float64)
+
+
+def mistaken(x, lengths):
+    """``expect_close``'s ``known`` for a result of ``masked_batch_mean``: two masks that are not the lesson's, each
+    as a loop in float64 like :func:`oracle`. Every one of the T steps averaged, padding and all; the step at
+    ``lengths[b]`` kept too (an off-by-one ``<=``), still divided by ``lengths[b]`` (1 for an empty row)."""
+    def loop(kept_of, count_of):
+        rows = [x[b, :kept_of(int(lengths[b]))].detach().to("cpu", torch.float64).sum(0)
+                / max(count_of(int(lengths[b])), 1) for b in range(x.shape[0])]
+        return torch.stack(rows) if rows else torch.zeros(0, x.shape[2], dtype=torch.float64)
+
+    t = x.shape[1]
+    return (("the mean over all T steps, padding included", lambda _: loop(lambda n: t, lambda n: t),
+             "Average only the first lengths[b] steps of row b: " + MEAN_HINT),
+            ("the sum of the steps up to and including lengths[b] divided by lengths[b] (a mask with <=)",
+             lambda _: loop(lambda n: n + 1, lambda n: n),
+             "Step t is kept when t < lengths[b]: steps 0 to lengths[b] - 1. " + MEAN_HINT))
 
 
 def oracle_vjp(x, lengths, grad_output):

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "720b8965b6c2c692"
+DIGEST = "cb37ab4fc4033fa8"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',
@@ -81,14 +81,14 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
   'visible': {'per_sample_grads_vmapped': 'grows with size'}},
  {'id': "per_sample_grads of the batch's summed loss",
   'says': "per_sample_grads differentiates the loss of the whole batch instead of each sample's.",
-  'signature': {'per_sample_grads_values': 'failed: per_sample_grads has shape the shape of the parameter itself '
-                                           'expected one gradient',
-                'per_sample_grads_vmapped': 'failed: per_sample_grads has shape the shape of the parameter itself '
-                                            'expected one gradient'},
-  'visible': {'per_sample_grads_values': 'failed: per_sample_grads has shape the shape of the parameter itself '
-                                         'expected one gradient',
-              'per_sample_grads_vmapped': 'failed: per_sample_grads has shape the shape of the parameter itself '
-                                          'expected one gradient'}},
+  'signature': {'per_sample_grads_values': "failed: per_sample_grads is the gradient of the whole batch's loss not "
+                                           'one gradient',
+                'per_sample_grads_vmapped': "failed: per_sample_grads is the gradient of the whole batch's loss "
+                                            'not one gradient'},
+  'visible': {'per_sample_grads_values': "failed: per_sample_grads is the gradient of the whole batch's loss not "
+                                         'one gradient',
+              'per_sample_grads_vmapped': "failed: per_sample_grads is the gradient of the whole batch's loss not "
+                                          'one gradient'}},
  {'id': 'per_sample_grads divided by the batch size',
   'says': "per_sample_grads divides each sample's gradient by the batch size.",
   'signature': {'per_sample_grads_values': 'failed: per_sample_grads is the right gradients divided by the batch '
@@ -108,8 +108,14 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
  {'id': 'per_sample_grads of model.named_parameters() (not params, not detached)',
   'says': "per_sample_grads differentiates with respect to the model's own parameters instead of the `params` it "
           'is given.',
-  'signature': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'},
-  'visible': {'per_sample_grads_values': 'wrong value', 'per_sample_grads_vmapped': 'wrong value'}},
+  'signature': {'per_sample_grads_values': "failed: per_sample_grads is the gradients at the model's own "
+                                           'parameters not at the',
+                'per_sample_grads_vmapped': "failed: per_sample_grads is the gradients at the model's own "
+                                            'parameters not at the'},
+  'visible': {'per_sample_grads_values': "failed: per_sample_grads is the gradients at the model's own parameters "
+                                         'not at the',
+              'per_sample_grads_vmapped': "failed: per_sample_grads is the gradients at the model's own parameters "
+                                          'not at the'}},
  {'id': 'per_sample_grads calling model(x) instead of functional_call',
   'says': 'per_sample_grads calls the model directly instead of through `functional_call` with the given `params`.',
   'signature': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
@@ -164,28 +170,44 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
   'visible': {'masked_mean_values': 'not finite: NaN', 'masked_mean_gradient': 'not finite: NaN'}},
  {'id': 'masked_batch_mean averaging over all of T',
   'says': 'masked_batch_mean averages over every time step instead of the valid ones.',
-  'signature': {'masked_mean_values': 'wrong value',
+  'signature': {'masked_mean_values': "failed: masked_batch_mean's result is the mean over all T steps padding "
+                                      'included not',
                 'masked_mean_gradient': 'wrong value',
-                'masked_mean_vectorized': 'wrong value',
-                'masked_mean_one_graph': 'wrong value',
-                'masked_mean_no_recompiles': 'wrong value'},
-  'visible': {'masked_mean_values': 'wrong value',
+                'masked_mean_vectorized': "failed: masked_batch_mean's result is the mean over all T steps padding "
+                                          'included not',
+                'masked_mean_one_graph': "failed: masked_batch_mean's result is the mean over all T steps padding "
+                                         'included not',
+                'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the mean over all T steps "
+                                             'padding included not'},
+  'visible': {'masked_mean_values': "failed: masked_batch_mean's result is the mean over all T steps padding "
+                                    'included not',
               'masked_mean_gradient': 'wrong value',
-              'masked_mean_vectorized': 'wrong value',
-              'masked_mean_one_graph': 'wrong value',
-              'masked_mean_no_recompiles': 'wrong value'}},
+              'masked_mean_vectorized': "failed: masked_batch_mean's result is the mean over all T steps padding "
+                                        'included not',
+              'masked_mean_one_graph': "failed: masked_batch_mean's result is the mean over all T steps padding "
+                                       'included not',
+              'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the mean over all T steps "
+                                           'padding included not'}},
  {'id': 'masked_batch_mean off by one (<=)',
   'says': "masked_batch_mean's mask is off by one (it counts the step at the length too).",
-  'signature': {'masked_mean_values': 'wrong value',
+  'signature': {'masked_mean_values': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                      'including',
                 'masked_mean_gradient': 'wrong value',
-                'masked_mean_vectorized': 'wrong value',
-                'masked_mean_one_graph': 'wrong value',
-                'masked_mean_no_recompiles': 'wrong value'},
-  'visible': {'masked_mean_values': 'wrong value',
+                'masked_mean_vectorized': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                          'including',
+                'masked_mean_one_graph': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                         'including',
+                'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                             'including'},
+  'visible': {'masked_mean_values': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                    'including',
               'masked_mean_gradient': 'wrong value',
-              'masked_mean_vectorized': 'wrong value',
-              'masked_mean_one_graph': 'wrong value',
-              'masked_mean_no_recompiles': 'wrong value'}},
+              'masked_mean_vectorized': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                        'including',
+              'masked_mean_one_graph': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                       'including',
+              'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the sum of the steps up to and "
+                                           'including'}},
  {'id': 'masked_batch_mean returning float64',
   'says': "masked_batch_mean returns float64 whatever the input's dtype.",
   'signature': {'masked_mean_values': 'wrong dtype',

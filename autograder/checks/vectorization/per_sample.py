@@ -91,33 +91,52 @@ def expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
                            hint="Return what `torch.func.vmap(torch.func.grad(loss), ...)(params, x, y)` returns: a "
                                 "dict like params, each value with one more dimension in front (the samples).")
     expected = oracle("vectorization.per_sample_grads", list(sizes), params, x, y)
+    # at the model's own parameters too (a known mistake's values): asked on every call, so that the kit's table,
+    # recorded on the reference's run, holds it as the grader computes it
+    at_own_parameters = oracle("vectorization.per_sample_grads", list(sizes), decoy, x, y)
     b = x.shape[0]
     for name, value in params.items():
         got = out[name]
         what = f"per_sample_grads(...)[{name!r}]"
         shape = (b, *value.shape)
         if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(value.shape):
-            raise CheckFailure(check, f"{what} has shape {list(got.shape)}, the shape of the parameter itself; "
-                                      f"expected {list(shape)}: one gradient per sample, for x of shape "
-                                      f"{list(x.shape)}. This is the gradient of the whole batch's loss.",
-                               hint=HINT)
+            raise CheckFailure(check, f"{what} is {BATCH_GRADIENT}: it has shape {list(got.shape)}, the shape of "
+                                      f"the parameter itself; expected {list(shape)}, one gradient per sample, for x "
+                                      f"of shape {list(x.shape)}.", hint=HINT)
         expect_meta(check, got, what=what, shape=shape, dtype=value.dtype, device=value.device.type, inputs=inputs,
                     hint=HINT)
         rtol, atol = TOLERANCE[value.dtype]
         expect_close(check, got, expected[name], what=what, inputs=inputs, rtol=rtol, atol=atol, hint=HINT,
-                     known=_known_mistakes(b))
+                     known=_known_mistakes(b, at_own_parameters[name]))
 
 
-def _known_mistakes(b):
-    """The two mistakes the values show (``expect_close``'s ``known``): all zeros say that ``grad`` never saw params;
+# What a result with one gradient for the whole batch is, in one set of words, whether it has the parameter's shape
+# or one row per sample each holding the batch's gradient: one mistake, one kind (autograder.feedback), by any route.
+BATCH_GRADIENT = "the gradient of the whole batch's loss, not one gradient per sample"
+
+
+def _known_mistakes(b, at_own_parameters):
+    """The mistakes the values show (``expect_close``'s ``known``): all zeros say that ``grad`` never saw params;
     the batch size's factor says that each sample's loss was divided by B (with B = 1 that is the reference, which
-    a failed result never matches)."""
+    a failed result never matches); the same row B times, the batch's summed or mean gradient, says that the loss
+    was the batch's; the gradients at the model's own parameters (``at_own_parameters``, the grader's oracle at
+    them) say that ``params`` were not the ones differentiated."""
+    def every_row(reduce):
+        return lambda expected: reduce(expected, 0, keepdim=True).expand_as(expected)
+
+    batch_hint = "Differentiate one sample's loss and map it over the samples (`vmap(grad(loss), in_dims=...)`). "
     return (("all zeros: the loss you differentiate does not depend on the params `grad` hands it",
              torch.zeros_like,
              "Run the model with them, `functional_call(model, params, ...)` (not `model(...)`, which uses the "
              "model's own parameters), and do not detach them inside that function. " + HINT),
             ("the right gradients divided by the batch size B", lambda expected: expected / b,
-             "Each sample's loss is its own, not a share of the batch's mean. " + HINT))
+             "Each sample's loss is its own, not a share of the batch's mean. " + HINT),
+            (BATCH_GRADIENT + " (summed, in every row)", every_row(torch.sum), batch_hint + HINT),
+            (BATCH_GRADIENT + " (averaged, in every row)", every_row(torch.mean), batch_hint + HINT),
+            ("the gradients at the model's own parameters, not at the `params` given",
+             lambda _: at_own_parameters.detach().cpu().double(),
+             "Differentiate with respect to the `params` argument: `grad` hands them to your loss, which runs the "
+             "model with them through `functional_call(model, params, ...)`. " + HINT))
 
 
 def _model_text(sizes):
