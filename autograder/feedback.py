@@ -52,8 +52,11 @@ def looks_like(mistakes, seen, *, hidden=True):
     1. *exactly*: the same items failed, each with the same kind. When several mistakes leave that signature and
        their descriptions differ, nothing is named (the grade cannot tell them apart);
     2. *nearly*: else, the mistakes whose signature differs from ``seen`` in one item exactly (one more or one fewer
-       failed item, or one item failed with another kind) **and** agrees on at least one failed item with its
-       kind; named only when all of them say the same thing.
+       failed item, or one item failed with another kind) **and** agrees on two failed items with their kinds,
+       or on one whose kind is told by name or is an exception's type (one "wrong value" in common is what any
+       two mistakes of one function share); named only when all of them say the same thing. An item that both failed in a check's own words, but
+       in other words (:func:`told_by_name`), is not "another kind": it is another mistake, and that signature
+       is no near match.
 
     Anything further is a weak match, and nothing is named. ``hidden``: the grade ran the hidden variants (the
     grader; ``check`` with the grader installed), so the signature of every variant applies; else the visible one.
@@ -68,11 +71,30 @@ def looks_like(mistakes, seen, *, hidden=True):
     signatures = [(m, {i: k for i, k in m[key].items() if i not in unknown}) for m in mistakes]
     for allowed in (0, 1):
         near = [m for m, signature in signatures if distance(seen, signature) == allowed
-                and any(seen.get(i) == k for i, k in signature.items())]
+                and _agrees(seen, signature, strongly=allowed > 0)
+                and not any(told_by_name(seen.get(i, "")) and told_by_name(k) and seen[i] != k
+                            for i, k in signature.items())]
         if near:
             says = {m["says"] for m in near}
             return near[0] if len(says) == 1 else None
     return None
+
+
+def _agrees(seen, signature, *, strongly):
+    """Whether ``seen`` fails at least one item of ``signature`` with its kind; ``strongly``: two items, or one whose
+    kind says more than that the result is wrong (told by name, or an exception's type). One "wrong value" in
+    common beside an item apart is what any two mistakes of one function share."""
+    agree = [k for i, k in signature.items() if seen.get(i) == k]
+    if not strongly:
+        return bool(agree)
+    return len(agree) >= 2 or any(told_by_name(k) or k.startswith("raised") for k in agree)
+
+
+def told_by_name(kind):
+    """Whether a failure's kind is a check's own words for what is wrong ("failed: <what> is the gradients at the
+    model's own parameters ..."), rather than a kind any wrong result has ("wrong value", "not finite: NaN", "failed:
+    <what> differs from the reference")."""
+    return kind.startswith(f"{FAILED}: ") and not kind.endswith("differs from the reference")
 
 
 def name_mistake(results, mistakes, *, hidden=True):

@@ -20,6 +20,9 @@ MISTAKES = (
     {"id": "d", "says": "D is wrong.", "signature": {"three": "raised"}, "visible": {"three": "raised"}},
     {"id": "e", "says": "A loop.", "signature": {"four": "grows with size"}, "visible": {}},
     {"id": "f", "says": "A loop.", "signature": {"four": "grows with size"}, "visible": {}},
+    {"id": "h", "says": "H.", "signature": {"seven": "raised: TypeError", "eight": "wrong value"}, "visible": {}},
+    {"id": "i", "says": "I.", "signature": {"seven": "failed: x is halved", "eight": "wrong value",
+                                            "nine": "wrong value"}, "visible": {}},
 )
 
 
@@ -33,8 +36,11 @@ def result(item, status=FAILED, kind="wrong value", cause="", message=None):
     ({"one": "wrong shape"}, "b"),
     ({"three": "raised"}, None),                           # two mistakes, two descriptions: cannot tell
     ({"four": "grows with size"}, "e"),                    # two mistakes told the same way: named
-    ({"one": "wrong value"}, "a"),                         # one item fewer, the other agrees: nearly
-    ({"one": "wrong value", "two": "wrong shape"}, "a"),   # one item of another kind, the other agrees
+    ({"one": "wrong value"}, None),                        # one item fewer, one "wrong value" agrees: weak
+    ({"one": "wrong value", "two": "wrong shape"}, None),  # one item of another kind, the same: weak
+    ({"seven": "raised: TypeError"}, "h"),                 # one item fewer, an exception's type agrees: nearly
+    ({"seven": "raised: TypeError", "eight": "wrong shape"}, "h"),   # one item of another kind: nearly
+    ({"seven": "failed: x is halved", "eight": "wrong value"}, "i"),  # i: one fewer, two agree; h: one "wrong value"
     ({"two": "wrong shape"}, None),                        # one item apart, but nothing agrees: weak
     ({"one": "raised", "two": "raised"}, None),            # nothing agrees
     ({"one": "wrong shape", "three": "raised"}, None),     # one from b, one from c or d: ambiguous
@@ -43,6 +49,16 @@ def result(item, status=FAILED, kind="wrong value", cause="", message=None):
 def test_what_matches(seen, named):
     found = looks_like(MISTAKES, seen)
     assert (found and found["id"]) == named
+
+
+def test_an_item_told_by_name_as_another_mistake_is_no_near_match():
+    """One item apart, the other agreeing, is a near match; but where both failed an item in a check's own words
+    and the words differ, the grade says another mistake by name, and nothing is named."""
+    told = ({"id": "g", "says": "G.", "signature": {"five": "failed: y is cut", "six": "failed: x is the batch's mean"},
+             "visible": {}},)
+    assert looks_like(told, {"five": "failed: y is cut", "six": "wrong value"})["id"] == "g"
+    assert looks_like(told, {"five": "failed: y is cut", "six": "failed: x differs from the reference"})["id"] == "g"
+    assert looks_like(told, {"five": "failed: y is cut", "six": "failed: x is left without eps"}) is None
 
 
 def test_functions_not_written_yet_are_left_out_of_both_sides():

@@ -356,10 +356,31 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
         expect_finite(check, w, what="fit_quadratic's result", inputs=inputs,
                       hint="The fit diverged. Use torch.optim.Adam with the given lr: plain SGD at lr 0.1 "
                            "diverges on x^2 features as large as 9.")
-        expect_close(check, w, coefficients, what="fit_quadratic's result [x^2, x, 1]", inputs=inputs,
-                     rtol=0.0, atol=FIT_ATOL, known=REVERSED,
-                     hint="Return the coefficients in the order x^2, x, 1; take a fresh sample from "
-                          "generate_data() and one Adam step with lr at each of the `steps` steps.")
+        try:
+            expect_close(check, w, coefficients, what="fit_quadratic's result [x^2, x, 1]", inputs=inputs,
+                         rtol=0.0, atol=FIT_ATOL, known=REVERSED,
+                         hint="Return the coefficients in the order x^2, x, 1; take a fresh sample from "
+                              "generate_data() and one Adam step with lr at each of the `steps` steps.")
+        except CheckFailure as failure:
+            _expect_lr_used(check, fit_quadratic, coefficients, 600 + 31 * seed + i)
+            raise failure from None
+
+
+def _expect_lr_used(check, fit_quadratic, coefficients, seed, steps=3, lrs=(0.1, 0.025)):
+    """A fit that failed, run again for a few steps at two learning rates on the same samples with the same seed:
+    the same coefficients at both say that the fit ignores ``lr`` (a mistake of its own, told by name), which no
+    difference from the true coefficients says."""
+    __tracebackhide__ = True
+    fits = []
+    for lr in lrs:
+        data = _CountingData(torch.Generator().manual_seed(seed), coefficients)
+        fits.append(_fit(check, fit_quadratic, data, steps, lr, seed, counted=False))
+    if all(isinstance(w, torch.Tensor) for w in fits) and fits[0].shape == fits[1].shape \
+            and torch.equal(fits[0].detach().cpu(), fits[1].detach().cpu()):
+        raise CheckFailure(check, f"fit_quadratic ignores lr: {steps} steps with lr={lrs[0]} and with lr={lrs[1]}, "
+                                  f"on the same samples, give the same coefficients, {fits[0].tolist()}.",
+                           hint="Hand the lr you are given to the optimizer, `torch.optim.Adam([w], lr=lr)`, not a "
+                                "fixed number or Adam's default.")
 
 
 # The known mistake a fitted quadratic shows by its values (expect_close's known): the coefficients in reverse.

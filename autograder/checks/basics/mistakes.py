@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "d63e6497ad9f9b0e"
+DIGEST = "5b39a5877c7d8670"
 
 MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
   'says': "grad_of leaves `requires_grad` switched on for the caller's tensor.",
@@ -87,5 +87,5 @@ MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
                                              'per step'}},
  {'id': 'fit_quadratic ignoring lr',
   'says': 'fit_quadratic ignores the learning rate it is given.',
-  'signature': {'fit_quadratic': 'wrong value'},
-  'visible': {'fit_quadratic': 'wrong value'}})
+  'signature': {'fit_quadratic': 'failed: fit_quadratic ignores lr: # steps with lr=# and with lr=# on the'},
+  'visible': {'fit_quadratic': 'failed: fit_quadratic ignores lr: # steps with lr=# and with lr=# on the'}})

@@ -179,7 +179,15 @@ def _expect_merge_gradients(check, module, a, b, result, activation, inputs):
         g = torch.zeros_like(leaves[name]) if g is None else g
         w = torch.zeros_like(copies[name]) if w is None else w
         expect_close(check, g, w, what=f"the gradient with respect to {name}", inputs=inputs,
-                     table=MERGE_TOLERANCES, hint="Every parameter of linear1 and linear2 should be used once.")
+                     table=MERGE_TOLERANCES, hint="Every parameter of linear1 and linear2 should be used once.",
+                     known=NO_GRADIENT)
+
+
+# The known mistake a gradient shows by its values (expect_close's known): nothing flowed back to that tensor.
+NO_GRADIENT = (("all zeros: no gradient flows back to it, so the output was cut from it on the way",
+                torch.zeros_like,
+                "Keep the path from the input and the layers to the output in the graph: no `.detach()`, `.data`, "
+                "`torch.no_grad()` or `.item()` on a layer's output."),)
 
 
 @graded(2, hidden=[{"cases": 12}])

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "7cc79c668fed28a5"
+DIGEST = "d55215de3938721f"
 
 MISTAKES = ({'id': 'Merge via repeat and cat',
   'says': 'Merge copies (tiles) the inputs to the batch shape before its layers instead of letting them broadcast.',
@@ -59,8 +59,8 @@ MISTAKES = ({'id': 'Merge via repeat and cat',
               'merge_no_tiling': 'failed: Merge .linear# maps # to # features expected # to #'}},
  {'id': "Merge detaching linear2's output",
   'says': "Merge detaches one layer's output, so that layer gets no gradient.",
-  'signature': {'merge_forward': 'wrong value'},
-  'visible': {'merge_forward': 'wrong value'}},
+  'signature': {'merge_forward': 'failed: the gradient with respect to b is all zeros: no gradient flows'},
+  'visible': {'merge_forward': 'failed: the gradient with respect to b is all zeros: no gradient flows'}},
  {'id': 'distances from the expanded square without clamping',
   'says': 'pairwise_sq_distances expands the square and does not clamp, so rounding gives small negative '
           'distances.',

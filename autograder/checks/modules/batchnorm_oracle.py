@@ -130,6 +130,7 @@ def train_output_mistakes(x, eps):
         "`x.var(0, correction=0)`)": _normalise(x, mean, unbiased, eps),
         "eps is added outside the square root; it belongs inside: (x - mean) / sqrt(var + eps)":
             (x - mean) / (biased.sqrt() + eps),
+        "eps is left out; it keeps the division finite: (x - mean) / sqrt(var + eps)": (x - mean) / biased.sqrt(),
         "it normalises each row over its features; normalise each feature over the batch (dim=0)":
             _normalise(x, row_mean, row_var, eps),
     }
@@ -140,6 +141,8 @@ def eval_output_mistakes(x, running_mean, running_var, eps):
     return {
         "eps is added outside the square root; it belongs inside: (x - running_mean) / sqrt(running_var + eps)":
             (x - running_mean) / (running_var.sqrt() + eps),
+        "eps is left out; it keeps the division finite: (x - running_mean) / sqrt(running_var + eps)":
+            (x - running_mean) / running_var.sqrt(),
         "it normalises with the batch's own statistics (all zeros for a batch of one); in eval() mode use "
         "running_mean and running_var": _normalise(x, x.mean(0), x.var(0, correction=0), eps),
     }
@@ -165,9 +168,9 @@ def _unbiased(x):
 
 
 def which_mistake(got, mistakes, rtol=1e-7, atol=1e-9):
-    """The description of the first mistake whose value ``got`` matches, or ``None``."""
+    """The description of the one mistake whose value ``got`` matches, or ``None`` (none, or two alike on this
+    input: naming one could name the wrong one, as ``expect_close``'s ``known``)."""
     got = got.detach().double().cpu()
-    for text, value in mistakes.items():
-        if value.shape == got.shape and torch.allclose(got, value.double().cpu(), rtol=rtol, atol=atol):
-            return text
-    return None
+    matched = [text for text, value in mistakes.items()
+               if value.shape == got.shape and torch.allclose(got, value.double().cpu(), rtol=rtol, atol=atol)]
+    return matched[0] if len(matched) == 1 else None

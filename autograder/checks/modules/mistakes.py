@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "fffd7c5e7235c07d"
+DIGEST = "2897c71ebb460430"
 
 MISTAKES = ({'id': 'Affine with plain tensors',
   'says': 'Affine keeps its weights as plain tensors, not `nn.Parameter`s, so the module does not register them.',
