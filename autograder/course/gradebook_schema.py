@@ -29,7 +29,7 @@ nbgraders_own = None   # nbgrader's get_alembic_version, once replaced (the test
 
 
 def read_in_process():
-    """nbgrader's new gradebooks get :func:`schema_head` (in this process) instead of an ``alembic heads`` subprocess."""
+    """nbgrader's new gradebooks get :func:`schema_head` (in this process), not an ``alembic heads`` subprocess."""
     global nbgraders_own
     import nbgrader.api
 
