@@ -157,15 +157,19 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
         waiting = collections.deque(todo)
         ready = {p.index for p in plans if p.action in ("keep", "record")}
         by_index = {p.index: p for p in plans}
-        state = {"written": 0, "saved": time.monotonic()}
+        # the report saved every 2 s while grading: the first save reads every submission, the next ones only those
+        # written since (save_report); the save at the end reads all again
+        state = {"written": 0, "saved": time.monotonic(), "snapshot": None, "changed": []}
 
         def write_ready():
             while state["written"] < len(plans) and plans[state["written"]].index in ready:
                 plan = plans[state["written"]]
                 results[plan.index] = _write(course, plan, seed, sandbox, out)
                 state["written"] += 1
+                state["changed"].append(plan.key)
                 if time.monotonic() - state["saved"] > 2:
-                    save_report(course)
+                    state["snapshot"] = save_report(course, state["snapshot"], state["changed"])
+                    state["changed"] = []
                     state["saved"] = time.monotonic()
 
         def refill():

@@ -78,11 +78,12 @@ def gradebook_scores(gradebook, student, assignment):
     return scores, submission_lateness(submission)
 
 
-def current(course):
-    """``{"student/assignment": entry}`` for every recorded submission (see the module's docstring)."""
+def current(course, only=None):
+    """``{"student/assignment": entry}`` for every recorded submission (see the module's docstring); with ``only``
+    (keys), for those submissions alone."""
     from nbgrader.api import Gradebook
 
-    records = RecordStore(course).all_latest()
+    records = RecordStore(course).all_latest(only)
     if not records:
         return {}
     found = {}

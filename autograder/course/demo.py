@@ -116,7 +116,7 @@ def run_demo(course=".", only=None, keep=None, progress=print, seed=None, worker
         add_students(work, STUDENTS)
         write_submissions(course, work, names)
         progress(f"Grading {len(STUDENTS)} sample students with nbgrader autograde:", flush=True)
-        grade_all(work, names, list(STUDENTS), progress=progress, seed=seed, workers=workers)
+        grade_all(work, names, list(STUDENTS), progress=progress, seed=seed, workers=workers, released=True)
         print_gradebook(names, list(STUDENTS), load_report(work))
         show_after_grading(work, names, keep, progress)
         progress(f"\nDemo finished in {time.perf_counter() - started:.0f} s.", flush=True)

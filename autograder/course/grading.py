@@ -271,11 +271,15 @@ def nbgrader_cause(text):
 REPORT = "grading-report.json"
 
 
-def save_report(course):
+def save_report(course, snapshot=None, changed=()):
     """Write ``grading-report.json``: a snapshot of the grades in force (``current_grades.current``), atomically:
-    the file is always either the old snapshot or the new one."""
+    the file is always either the old snapshot or the new one; returns it.
+
+    With ``snapshot`` (what this process wrote last), only the ``changed`` submissions are read again: a batch
+    saves every 2 s what it has recorded so far, and reading every submission's grades from the gradebook each time
+    grew with the class (0.37 s a save, 14 s of a 92-submission batch's 168 s); the batch's last save reads all."""
     path = Path(course) / REPORT
-    records = current(course)
+    records = current(course) if snapshot is None else {**snapshot, **current(course, only=changed)}
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grading-report-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         json.dump(records, out, indent=1, sort_keys=True)

@@ -23,12 +23,12 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 from traitlets import Bool, Int, Unicode
 
 from ..engine import notebooks
-from ..engine.jobs import (cells_digest, grade_from_data, grade_job_here, restore_metadata, restore_test_cells,
-                           source_map, submitted_facts, with_notes)
 from ..engine.records import KeptResults, RecordStore, apply_decisions, new_record, who
 from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW, ItemResult
-from ..engine.trusted_runner import TRUSTED_PROBLEM
 from ..spec import new_run_seed
+from .gradebook_schema import read_in_process
+
+read_in_process()   # a new gradebook's schema version without an `alembic heads` subprocess (2.2 to 2.9 s each)
 
 RECORD = "autograder_record"   # this run's verdict record in nbgrader's resources (Execute -> SaveAutoGrades)
 
@@ -46,6 +46,11 @@ class TrustedExecute(Execute):
     graded_by = Unicode("nbgrader autograde", help="how this run grades, for the record").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
+        # the engine (torch with it) is imported where a notebook is graded, not where the course's configuration is
+        # loaded: every nbgrader command loads it (export, generate_feedback, db), and torch took 2 to 2.5 s of each
+        from ..engine.jobs import cells_digest, grade_from_data, grade_job_here, submitted_facts, with_notes
+        from ..engine.trusted_runner import TRUSTED_PROBLEM
+
         info = (resources or {}).get("nbgrader") or {}
         topic, student = info.get("assignment"), info.get("student")
         course = self.course_root or "."
@@ -144,6 +149,9 @@ class TrustedMetadata(NbGraderPreprocessor):
         config=True)
 
     def preprocess(self, nb, resources):
+        from ..engine.jobs import restore_metadata, restore_test_cells, source_map   # as in TrustedExecute.preprocess
+        from ..engine.trusted_runner import TRUSTED_PROBLEM
+
         info = resources.get("nbgrader") or {}
         course = self.course_root or "."
         assignment = str(info.get("assignment"))

@@ -235,12 +235,15 @@ class RecordStore:
             _write_json(path, data)
         return record
 
-    def all_latest(self):
-        """``{"student/assignment": (the record in force, the lateness last settled or None)}``."""
+    def all_latest(self, keys=None):
+        """``{"student/assignment": (the record in force, the lateness last settled or None)}``; with ``keys``, of
+        those submissions only."""
         found = {}
         if not self.root.exists():
             return found
-        for path in sorted(self.root.glob("*/*.json")):
+        paths = sorted(self.root.glob("*/*.json")) if keys is None else [
+            self.path(*key.split("/", 1)) for key in keys]
+        for path in paths:
             if path.name.startswith("."):      # a write that a killed run left unfinished: not a record
                 continue
             data = _read_json(path, strict=True) or {}

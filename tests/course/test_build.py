@@ -149,3 +149,31 @@ def test_run_all_goes_past_errors_in_the_release(topic):
         if cell.get("cell_type") == "code":
             tagged = "raises-exception" in cell["metadata"].get("tags", [])
             assert tagged != notebooks.is_solution(cell), notebooks.grade_id(cell)
+
+
+
+def test_a_new_gradebook_gets_the_schema_version_that_alembic_heads_gives(tmp_path, monkeypatch):
+    """nbgrader's own ``get_alembic_version`` (an ``alembic heads`` subprocess, kept aside when the course's
+    configuration replaced it) and ``gradebook_schema.schema_head`` (the same migration scripts read in this process)
+    agree; a gradebook made once the course's configuration is loaded holds that version."""
+    import os
+    import sqlite3
+
+    import nbgrader.api
+    from nbgrader.api import Gradebook
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.course import gradebook_schema
+    from autograder.course.build import scratch_course
+
+    course = scratch_course(ROOT, tmp_path / "course")
+    PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    assert nbgrader.api.get_alembic_version is gradebook_schema.schema_head
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    theirs = gradebook_schema.nbgraders_own()      # runs `alembic -c <nbgrader's alembic.ini> heads`
+    assert re.fullmatch(r"[0-9a-f]{12}", theirs), theirs
+    assert gradebook_schema.schema_head() == theirs
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}"):
+        pass
+    with sqlite3.connect(course / "gradebook.db") as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(theirs,)]

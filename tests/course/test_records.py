@@ -21,7 +21,7 @@ from autograder.course.demo import _fill
 from autograder.course.demo_submissions.basics import CELLS as BUGGY
 from autograder.course.export import export_csv, export_gradescope
 from autograder.course.grade import grade_all
-from autograder.course.grading import load_report, read_grades
+from autograder.course.grading import load_report, read_grades, save_report
 from autograder.engine.records import RecordStore
 from autograder.engine.results import GRADER_ERROR_MESSAGE
 from tests.proving import ROOT
@@ -119,8 +119,12 @@ def test_one_record_the_instructors_work_kept_and_grader_errors(tmp_path, monkey
     assert ann["digest"] and ann["sandboxed"] is True and ann["changes"] == []
 
     # bob fixes his notebook; the instructor regrades him with the formgrader's button
+    snapshot = save_report(work)
     _submit(work, "bob", reference)
     _formgrader_autograde(work, "bob")
+    # a batch's saves after its first read again only what it wrote since: the same report as reading everyone
+    assert snapshot["bob/basics"]["grades"] != FULL
+    assert save_report(work, snapshot, ["bob/basics"]) == save_report(work)
     bob = RecordStore(work).history("bob", TOPIC)
     assert len(bob) == 2 and bob[-1]["graded_by"].startswith("nbgrader autograde")
     assert {c["item"]: (c["old"], c["new"]) for c in bob[-1]["changes"]} == {
