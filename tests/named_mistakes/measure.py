@@ -7,7 +7,9 @@ and each set's counts. Each set was written by someone who graded none of it, it
 * the first (``tests/named_mistakes/<topic>.py``) was looked at while the hint was refined, twice;
 * the second (``second_set.py``) was blind at its first grading, and looked at for the second refinement;
 * the third (``third_set.py``) was blind at its first grading, and looked at for the third refinement;
-* the fourth (``fourth_set.py``, 30 mistakes) was graded first after the third refinement: the blind measure.
+* the fourth (``fourth_set.py``, 30 mistakes) was blind at its first grading, and looked at for the third
+  refinement;
+* the fifth (``fifth_set.py``, 30 mistakes) was graded first after the third refinement: the blind measure.
 
 An outcome is one of:
 
@@ -44,7 +46,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third", "fourth")
+SETS = ("first", "second", "third", "fourth", "fifth")
 
 
 def mistakes_of(which):
