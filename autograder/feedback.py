@@ -54,9 +54,9 @@ def looks_like(mistakes, seen, *, hidden=True):
     2. *nearly*: else, the mistakes whose signature differs from ``seen`` in one item exactly (one more or one fewer
        failed item, or one item failed with another kind) **and** agrees on two failed items with their kinds,
        or on one whose kind is told by name or is an exception's type (one "wrong value" in common is what any
-       two mistakes of one function share); named only when all of them say the same thing. An item that both failed in a check's own words, but
-       in other words (:func:`told_by_name`), is not "another kind": it is another mistake, and that signature
-       is no near match.
+       two mistakes of one function share); named only when all of them say the same thing. An item that both
+       failed in a check's own words, but in other words (:func:`told_by_name`), is not "another kind": it is
+       another mistake, and that signature is no near match.
 
     Anything further is a weak match, and nothing is named. ``hidden``: the grade ran the hidden variants (the
     grader; ``check`` with the grader installed), so the signature of every variant applies; else the visible one.

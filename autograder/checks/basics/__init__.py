@@ -349,7 +349,8 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
                              coefficients)
         inputs = {"generate_data": data, "steps": steps, "lr": lr}
         exercised("unseen_quadratic")
-        w = _fit(check, fit_quadratic, data, steps, lr, 600 + 31 * seed + i, counted=False)
+        fit_seed = 600 + 31 * seed + i
+        w = _fit(check, fit_quadratic, data, steps, lr, fit_seed, counted=False)
         expect_meta(check, w, what="fit_quadratic's result", shape=[3], inputs=inputs)
         if not w.is_floating_point():
             raise CheckFailure(check, f"fit_quadratic's result has dtype {w.dtype}, expected a float dtype.")
@@ -362,7 +363,7 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
                          hint="Return the coefficients in the order x^2, x, 1; take a fresh sample from "
                               "generate_data() and one Adam step with lr at each of the `steps` steps.")
         except CheckFailure as failure:
-            _expect_lr_used(check, fit_quadratic, coefficients, 600 + 31 * seed + i)
+            _expect_lr_used(check, fit_quadratic, coefficients, fit_seed)
             raise failure from None
 
 
