@@ -23,7 +23,7 @@ def tolerance(dtype, table=None):
     return table.get(dtype, (0.0, 0.0))
 
 
-def _context(inputs):
+def context(inputs):
     if not inputs:
         return ""
     return "\nInput: " + "; ".join(f"{k} = {describe(v)}" for k, v in inputs.items())
@@ -34,7 +34,7 @@ def expect_tensor(check, value, *, what, inputs=None):
     __tracebackhide__ = True
     if not isinstance(value, torch.Tensor):
         raise CheckFailure(check, f"{what} should be a torch.Tensor, got {type(value).__name__}: {describe(value)}."
-                           + _context(inputs), hint="Return a tensor, not a Python number, list or NumPy array.",
+                           + context(inputs), hint="Return a tensor, not a Python number, list or NumPy array.",
                            kind="wrong type")
 
 
@@ -54,18 +54,24 @@ def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inpu
     for words, known, known_hint in known_shapes:
         if shape is not None and tuple(value.shape) == tuple(known) != tuple(shape):
             raise CheckFailure(check, f"{what} has shape {list(value.shape)}, the shape of {words}; expected "
-                                      f"{list(shape)}." + _context(inputs), hint=known_hint)
+                                      f"{list(shape)}." + context(inputs), hint=known_hint)
     if shape is not None and tuple(value.shape) != tuple(shape):
-        raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + _context(inputs),
+        raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + context(inputs),
                            hint=hint or SHAPE_HINT, kind="wrong shape")
     if dtype is not None and value.dtype != dtype:
-        raise CheckFailure(check, f"{what} has dtype {value.dtype}, expected {dtype}." + _context(inputs),
+        raise CheckFailure(check, f"{what} has dtype {value.dtype}, expected {dtype}." + context(inputs),
                            hint="Compute in the input's dtype, or cast the result back with `.to(x.dtype)`.",
-                           kind="wrong dtype")
+                           kind=dtype_kind(value.dtype, dtype))
     if device is not None and value.device.type != torch.device(device).type:
-        raise CheckFailure(check, f"{what} is on {value.device}, expected {device}." + _context(inputs),
+        raise CheckFailure(check, f"{what} is on {value.device}, expected {device}." + context(inputs),
                            hint="Create new tensors with `device=x.device`; never hard-code `.cuda()` or `.cpu()`.",
                            kind="wrong device")
+
+
+def dtype_kind(got, expected):
+    """The kind of a result of the wrong dtype, with both dtypes: "wrong dtype: float32 for float64". Always float32,
+    float32 kept from a float16 input and an int32 kept where the sum is int64 are three mistakes, not one."""
+    return f"wrong dtype: {str(got).removeprefix('torch.')} for {str(expected).removeprefix('torch.')}"
 
 
 def expect_finite(check, value, *, what, inputs=None, hint=None):
@@ -76,7 +82,7 @@ def expect_finite(check, value, *, what, inputs=None, hint=None):
         where = bad.nonzero()[0].tolist()
         raise CheckFailure(check, f"{what} contains {int(torch.isnan(value).sum())} NaN and "
                                   f"{int(torch.isinf(value).sum())} infinite values out of {value.numel()} "
-                                  f"(first at index {tuple(where)})." + _context(inputs),
+                                  f"(first at index {tuple(where)})." + context(inputs),
                            hint=hint or "Something overflowed: subtract the maximum before `exp`.",
                            kind=not_finite_kind(value))
 
@@ -118,14 +124,14 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
                    if torch.allclose(a, mistake(e), rtol=rtol, atol=atol, equal_nan=equal_nan)]
         if len(matched) == 1:
             (words, known_hint), = matched
-            raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + _context(inputs)
+            raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + context(inputs)
                                + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint) from None
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
         # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
         kind = not_finite_kind(a[torch.isfinite(e)]) if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) \
             else "wrong value"
         raise CheckFailure(check, f"{what} differs from the reference (rtol={rtol:g}, atol={atol:g}).\n{details}"
-                           + _context(inputs) + "\n" + expected_and_got(actual.detach().cpu(), e, a),
+                           + context(inputs) + "\n" + expected_and_got(actual.detach().cpu(), e, a),
                            hint=hint, kind=kind) from None
 
 

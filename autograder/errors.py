@@ -4,7 +4,8 @@
 # What kind of failure a CheckFailure is, one of KINDS: with the items that failed, the pattern the grader compares
 # with the known mistakes' (autograder.feedback) to say "This looks like: ...". FAILED_KIND when nothing more is known
 # (the grade then adds the fixed words of the check's message: "failed: <skeleton>"); "raised: <exception type>";
-# "not finite: NaN, +inf" (which of NaN, +inf and -inf the result holds, autograder.compare.not_finite_kind).
+# "not finite: NaN, +inf" (which of NaN, +inf and -inf the result holds, autograder.compare.not_finite_kind);
+# "wrong dtype: float32 for float64" (what came back, for what was expected, autograder.compare.dtype_kind).
 FAILED_KIND = "failed"
 KINDS = ("wrong type", "wrong shape", "wrong dtype", "wrong device", "wrong value", "not finite", "no gradient",
          "wrong gradient", "raised", "did not raise", "timed out", "crashed", "not implemented", "changed its input",

@@ -65,12 +65,13 @@ def top_op(step):
 
 
 def residual_relu(x, w, upstream):
-    """``relu(x @ w) + x`` in float64 and its gradients with respect to ``x`` and ``w`` for ``upstream``."""
+    """``relu(x @ w) + x`` in float64 and its gradients with respect to ``x`` and ``w`` for ``upstream``; and
+    ``"relu last"``, the known mistake ``relu(x @ w + x)``."""
     x64 = x.detach().double().requires_grad_(True)
     w64 = w.detach().double().requires_grad_(True)
     out = torch.relu(x64 @ w64) + x64
     gx, gw = torch.autograd.grad(out, (x64, w64), upstream.double())
-    return {"out": out.detach(), "x_grad": gx, "w_grad": gw}
+    return {"out": out.detach(), "x_grad": gx, "w_grad": gw, "relu last": torch.relu(x64 @ w64 + x64).detach()}
 
 
 def predictions(model, x):

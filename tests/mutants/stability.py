@@ -37,6 +37,12 @@ def softmax_wrong_dtype(logits, dim=-1):
     return z.exp() / z.exp().sum(dim=dim, keepdim=True)
 
 
+def softmax_float32_always(logits, dim=-1):
+    x = logits.float()                          # the other direction: float32 whatever the input's dtype
+    z = x - x.amax(dim=dim, keepdim=True)
+    return z.exp() / z.exp().sum(dim=dim, keepdim=True)
+
+
 def softmax_mean_shift(logits, dim=-1):
     # Centring instead of shifting by the max: exp overflows float16 for ordinary logits.
     e = (logits - logits.mean(dim=dim, keepdim=True)).exp()
@@ -228,6 +234,7 @@ MUTANTS = {
     "softmax forgetting keepdim": ({"stable_softmax": softmax_no_keepdim}, {"check_softmax_forward"}),
     "softmax summing over the wrong dim": ({"stable_softmax": softmax_wrong_dim_sum}, {"check_softmax_forward"}),
     "softmax of the wrong dtype": ({"stable_softmax": softmax_wrong_dtype}, {"check_softmax_forward"}),
+    "softmax always in float32": ({"stable_softmax": softmax_float32_always}, {"check_softmax_forward"}),
     "softmax with NaN for float16 input": ({"stable_softmax": softmax_mean_shift}, {"check_softmax_forward"}),
     "softmax calling F.softmax": ({"stable_softmax": softmax_builtin}, {"check_softmax_no_builtin"}),
     "softmax through NumPy": ({"stable_softmax": softmax_via_numpy}, {"check_softmax_gradient"}),
@@ -277,6 +284,7 @@ DESCRIPTIONS = {
                                   "end, which is wrong when `dim` is not the last one.",
     "softmax summing over the wrong dim": "stable_softmax normalises by a sum over another dimension than `dim`.",
     "softmax of the wrong dtype": "stable_softmax returns another dtype than its input's.",
+    "softmax always in float32": "stable_softmax returns another dtype than its input's.",
     "softmax with NaN for float16 input": "stable_softmax shifts by the mean instead of the maximum, which still "
                                           "overflows in float16.",
     "softmax calling F.softmax": "stable_softmax calls a built-in softmax instead of building it from elementary "

@@ -9,7 +9,9 @@ and each set's counts. Each set was written by someone who graded none of it, it
 * the third (``third_set.py``) was blind at its first grading, and looked at for the third refinement;
 * the fourth (``fourth_set.py``, 30 mistakes) was blind at its first grading, and looked at for the third
   refinement;
-* the fifth (``fifth_set.py``, 30 mistakes) was graded first after the third refinement: the blind measure.
+* the fifth (``fifth_set.py``, 30 mistakes) was blind at its first grading (after the fourth refinement), and
+  looked at for the fifth refinement;
+* the sixth (``sixth_set.py``, 30 mistakes) was graded first after the fifth refinement: the blind measure.
 
 An outcome is one of:
 
@@ -46,7 +48,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third", "fourth", "fifth")
+SETS = ("first", "second", "third", "fourth", "fifth", "sixth")
 
 
 def mistakes_of(which):

@@ -9,7 +9,7 @@ quadratic that generated the data.
 import numpy as np
 import torch
 
-from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
+from ...compare import context, expect_close, expect_finite, expect_meta, expect_tensor
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
@@ -107,7 +107,7 @@ def _grad_values(check, grad_of, seed, cases):
         if grad.requires_grad or grad.grad_fn is not None:
             raise CheckFailure(check, f"grad_of's result is still attached to an autograd graph "
                                       f"(requires_grad={grad.requires_grad}, grad_fn={facts['grad_fn']})."
-                                      + _context(inputs),
+                                      + context(inputs),
                                hint="Return the gradient detached: `torch.autograd.grad(...)[0]` without "
                                     "`create_graph=True`, or `.detach()` it.")
         expect_finite(check, grad, what="grad_of's result", inputs=inputs,
@@ -116,10 +116,6 @@ def _grad_values(check, grad_of, seed, cases):
                      table=GRAD_TOLERANCES,
                      hint="Use torch.autograd.grad(f(x_), x_) on a copy x_ that requires grad; finite "
                           "differences are not accurate enough.")
-
-
-def _context(inputs):
-    return "\nInput: " + "; ".join(f"{k} = {describe(v)}" for k, v in inputs.items())
 
 
 def _expect_unchanged(check, name, before, after, f):

@@ -250,8 +250,11 @@ def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
         y = (torch.randn(m, d, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
         result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distances",
                                            hint="Compare every row of x with every row of y.")
+        l1 = torch.cdist(x.double(), y.double(), p=1)     # a known mistake, not the answer: no oracle needed
         expect_close(check, result, oracle("broadcasting.sq_distances", x, y), what="the distances", inputs=inputs,
-                     atol=_distance_atol(x, y), known=NOT_SQUARED,
+                     atol=_distance_atol(x, y),
+                     known=(*NOT_SQUARED, ("the sums of absolute differences (L1 distances), not of squared ones",
+                                           lambda _: l1, "Square the differences, not their absolute values.")),
                      hint="result[n, m] = sum over d of (x[n, d] - y[m, d])**2: give x a new axis 1 and y a new "
                           "axis 0 (or keep the row norms as [N, 1] and [1, M]), and reduce over the last axis.")
 
@@ -345,7 +348,9 @@ def check_strict_mse_value(strict_mse_loss, *, seed=0, cases=20):
         expect_meta(check, loss, what="the loss", shape=[], dtype=dtype, device=device, inputs=inputs)
         expected = ((prediction.double() - target.double()) ** 2).mean()
         expect_close(check, loss, expected, what="the loss", inputs=inputs,
-                     hint="Return the mean (not the sum) of the squared differences.")
+                     hint="Return the mean (not the sum) of the squared differences.",
+                     known=(("the sum of the squared differences, not their mean", lambda e: e * prediction.numel(),
+                             "Average, do not sum: `.mean()` of the squared differences."),))
         if not loss.requires_grad:
             raise CheckFailure(check, "the loss is not connected to the autograd graph of the prediction.",
                                hint="Use torch operations on the prediction; no `.item()` or `.detach()`.")

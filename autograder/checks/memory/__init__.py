@@ -378,8 +378,11 @@ def check_residual_values(residual_relu, *, seed=0, cases=6):
         x, w, upstream = _residual_inputs(gen, i)
         exercised_as(tensor_labels, x)
         out = call_student(check, residual_relu, x, w, what="residual_relu")
-        expect_close(check, out, oracle("memory.residual_relu", x, w, upstream)["out"], what="residual_relu(x, w)",
-                     inputs={"x": x, "w": w}, hint="Return relu(x @ w) + x.")
+        expected = oracle("memory.residual_relu", x, w, upstream)
+        expect_close(check, out, expected["out"], what="residual_relu(x, w)", inputs={"x": x, "w": w},
+                     hint="Return relu(x @ w) + x.",
+                     known=(("relu(x @ w + x): relu applied after adding the residual, not before",
+                             lambda _: expected["relu last"], "Apply relu to x @ w, then add x: relu(x @ w) + x."),))
 
 
 @graded(2, hidden=[{"cases": 12}])

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "6e4a220235d5b380"
+DIGEST = "1b74feb3b14d23b2"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
@@ -95,8 +95,12 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
                                    'variables needed for gradient'}},
  {'id': 'residual_relu applies relu after the residual',
   'says': 'residual_relu applies relu after adding the residual instead of before.',
-  'signature': {'residual_values': 'wrong value', 'residual_backward': 'wrong value'},
-  'visible': {'residual_values': 'wrong value', 'residual_backward': 'wrong value'}},
+  'signature': {'residual_values': 'failed: residual_relu is relu relu applied after adding the residual not '
+                                   'before not',
+                'residual_backward': 'wrong value'},
+  'visible': {'residual_values': 'failed: residual_relu is relu relu applied after adding the residual not before '
+                                 'not',
+              'residual_backward': 'wrong value'}},
  {'id': 'predict detaches the result instead of no_grad',
   'says': 'predict detaches the result instead of running without grad, so the graph is still built during the '
           'call.',

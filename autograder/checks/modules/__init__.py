@@ -133,7 +133,9 @@ def check_affine_forward(Affine, *, seed=0, cases=8):
         inputs = {"x": x, "a": a, "b": b}
         expect_meta(check, out, what="Affine's output", shape=x.shape, dtype=x.dtype, inputs=inputs)
         expect_close(check, out, a * x.double() + b, what="Affine's output", inputs=inputs,
-                     hint="forward(x) returns self.a * x + self.b, using the module's own a and b.")
+                     hint="forward(x) returns self.a * x + self.b, using the module's own a and b.",
+                     known=(("b * x + a: the two parameters in each other's place", lambda _: b * x.double() + a,
+                             "a multiplies x and b is added: self.a * x + self.b."),))
 
 
 @graded(1, hidden=[{"cases": 8}])
@@ -242,6 +244,26 @@ def _layer_text(layer):
     return probes.type_name(layer)
 
 
+def _layers_differ(got, expected):
+    """How the layers ``got`` differ from ``expected`` (both as :func:`_layer_text` writes them), in words that name
+    no layer type: the first line of the message makes the failure's kind, the same on every input."""
+    if [t.replace(", bias=False", "") for t in got if t.startswith("Linear(")] != \
+            [t for t in expected if t.startswith("Linear(")]:
+        return "other Linear layers than the sizes ask for"
+    if any("bias=False" in t for t in got):
+        return "Linear layers without bias"
+    acts = [t for t in got if not t.startswith("Linear(")]
+    if not acts:
+        return "no activation between the Linear layers"
+    if not got[0].startswith("Linear("):
+        return "an activation before the first Linear"
+    if not got[-1].startswith("Linear("):
+        return "an activation after the last Linear"
+    if set(acts) != {t for t in expected if not t.startswith("Linear(")}:
+        return "another activation than the one given"
+    return "the layers in another order or number"
+
+
 def _expected_layers(sizes, activation):
     name = (activation or torch.nn.ReLU).__name__
     layers = []
@@ -276,8 +298,8 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
             note = ""
             if got[:len(expected)] == expected and len(got) > len(expected):
                 note = " There must be no activation after the last layer: the output is not squashed."
-            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]; expected "
-                                      f"[{', '.join(expected)}].{note}",
+            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]: {_layers_differ(got, expected)}; "
+                                      f"expected [{', '.join(expected)}].{note}",
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
         _expect_distinct_layers(check, model, layers, call, got)

@@ -9,8 +9,9 @@ with nothing in range.
 import torch
 
 from ...probe_registry import probe
-from ...compare import expect_close, expect_meta
+from ...compare import context, expect_close, expect_meta
 from ...contracts import exercised, exercised_as, tensor_labels
+from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...student import call_student
 from ...timing import expect_speedup
@@ -68,14 +69,16 @@ def _with_special_values(x, seed, i):
     return x
 
 
-def _sum_hint(x, out):
-    """The hint for a wrong sum: NaN skipped where the input has it, or the general advice."""
-    if x.is_floating_point() and isinstance(out, torch.Tensor) and out.shape == x.shape[1:]:
-        skipped = torch.isnan(x.detach()).any(dim=0).cpu() & ~torch.isnan(out.detach().cpu())
-        if bool(skipped.any()):
-            return ("A column that holds NaN sums to NaN: `torch.sum` keeps NaN, while `nansum` or `nan_to_num` "
-                    "drop it and return another number. " + SUM_HINT)
-    return SUM_HINT
+NAN_HINT = ("A column that holds NaN sums to NaN: `torch.sum` keeps NaN, while `nansum` or `nan_to_num` drop it and "
+            "return another number. " + SUM_HINT)
+
+
+def _nan_left_out(x, out):
+    """How many columns of ``x`` hold NaN where ``out`` (of the right shape) holds a number: NaN left out of the sum,
+    by whatever route (``nansum``, ``nan_to_num``, a mask)."""
+    if not (x.is_floating_point() and isinstance(out, torch.Tensor) and out.shape == x.shape[1:]):
+        return 0
+    return int((torch.isnan(x.detach()).any(dim=0).cpu() & ~torch.isnan(out.detach().cpu())).sum())
 
 
 def _other_reductions(x):
@@ -94,9 +97,13 @@ def _expect_row_sum(check, row_sum, x):
     reference = torch.sum(x, dim=0)
     expect_meta(check, out, what="row_sum's result", shape=reference.shape, dtype=reference.dtype,
                 device=x.device.type, inputs=inputs, known_shapes=_other_reductions(x))
+    left_out = _nan_left_out(x, out)
+    if left_out:
+        raise CheckFailure(check, f"row_sum's result is a number where the column holds NaN ({left_out} such "
+                                  "columns): NaN was left out of the sum." + context(inputs), hint=NAN_HINT)
     expected = torch.sum(x.double(), dim=0) if x.is_floating_point() else reference
     expect_close(check, out, expected, what="row_sum's result", inputs=inputs, atol=_sum_atol(x),
-                 hint=_sum_hint(x, out), equal_nan=True)
+                 hint=SUM_HINT, equal_nan=True)
 
 
 # ----------------------------------------------------------------------- row_sum

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "6c7d1681d9c4cd2e"
+DIGEST = "1403f6883fe0b765"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -43,8 +43,8 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
   'visible': {'row_sum': 'raised: RuntimeError'}},
  {'id': 'row_sum always in float32',
   'says': "row_sum converts its input to float32 whatever the input's dtype.",
-  'signature': {'row_sum': 'wrong dtype'},
-  'visible': {'row_sum': 'wrong dtype'}},
+  'signature': {'row_sum': 'wrong dtype: float32 for int64'},
+  'visible': {'row_sum': 'wrong dtype: float32 for int64'}},
  {'id': 'row_sum keeping the dim',
   'says': 'row_sum keeps the reduced dimension, so the result has an extra dimension of size 1.',
   'signature': {'row_sum': "failed: row_sum's result has shape the shape of a sum over dimension #",
@@ -59,8 +59,8 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
   'visible': {'row_sum': 'raised: TypeError'}},
  {'id': 'row_sum skipping NaN',
   'says': 'row_sum skips NaN (as `nansum` does), but a column holding NaN sums to NaN.',
-  'signature': {'row_sum': 'wrong value'},
-  'visible': {'row_sum': 'wrong value'}},
+  'signature': {'row_sum': "failed: row_sum's result is a number where the column holds NaN NaN was"},
+  'visible': {'row_sum': "failed: row_sum's result is a number where the column holds NaN NaN was"}},
  {'id': 'masked_mean excluding the bounds',
   'says': 'masked_mean leaves out the values equal to `low` or `high`: the bounds belong to the range.',
   'signature': {'masked_mean': "failed: masked_mean's result is the mean without the values that sit exactly on",
@@ -112,5 +112,7 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
                                             'divided by'}},
  {'id': 'masked_mean in float64',
   'says': "masked_mean computes and returns float64 whatever the input's dtype.",
-  'signature': {'masked_mean': 'wrong dtype', 'masked_mean_special_values': 'wrong dtype'},
-  'visible': {'masked_mean': 'wrong dtype', 'masked_mean_special_values': 'wrong dtype'}})
+  'signature': {'masked_mean': 'wrong dtype: float64 for float16',
+                'masked_mean_special_values': 'wrong dtype: float64 for float16'},
+  'visible': {'masked_mean': 'wrong dtype: float64 for float16',
+              'masked_mean_special_values': 'wrong dtype: float64 for float16'}})

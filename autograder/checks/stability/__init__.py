@@ -10,7 +10,7 @@ import contextlib
 
 import torch
 
-from ...compare import expect_close, expect_finite, expect_meta, expect_tensor
+from ...compare import context, expect_close, expect_finite, expect_meta, expect_tensor
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
@@ -55,10 +55,30 @@ def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
                     inputs=inputs)
         try:
             expect_finite(check, out, what="stable_softmax's result", inputs=inputs, hint=SHIFT_HINT)
+            _expect_normalised_along(check, out, dim, inputs)
             expect_close(check, out, ref_softmax(x, dim), what="stable_softmax's result", inputs=inputs,
                          hint="Normalise along `dim` only: exp(x - max) / sum(exp(x - max)) with keepdim=True.")
         except CheckFailure as failure:
             raise with_diagnosis(failure, check, stable_softmax) from None
+
+
+def _sums_to_one(out, dim):
+    sums = out.detach().double().sum(dim=dim)
+    tol = max(1e-9, 4 * torch.finfo(out.dtype).eps * out.shape[dim])
+    return bool(((sums - 1).abs() <= tol).all())
+
+
+def _expect_normalised_along(check, out, dim, inputs):
+    """A result that sums to 1 along another dimension than ``dim``, and not along ``dim``, was normalised over the
+    wrong dimension, by whatever route: told as that, not as values to compare."""
+    __tracebackhide__ = True
+    if out.dim() < 2 or out.numel() == 0 or _sums_to_one(out, dim):
+        return
+    other = next((d for d in range(out.dim()) if d != dim % out.dim() and _sums_to_one(out, d)), None)
+    if other is not None:
+        raise CheckFailure(check, f"stable_softmax's result sums to 1 along dimension {other}, not along dim={dim}: "
+                                  "it was normalised over the wrong dimension." + context(inputs),
+                           hint="Sum along `dim`, the argument: `e.sum(dim=dim, keepdim=True)`, not a fixed dimension.")
 
 
 @graded(3, hidden=[{"cases": 16}])
