@@ -19,7 +19,7 @@ CASES = [   # topic, mutant, item, what its message says (or its kind, for a kin
     ("stability", "softmax summing over the wrong dim", "softmax_forward", "normalised over the wrong dimension"),
     ("stability", "softmax of the wrong dtype", "softmax_forward", "has dtype torch.float64"),
     ("stability", "softmax always in float32", "softmax_forward", "has dtype torch.float32"),
-    ("memory", "residual_relu applies relu after the residual", "residual_values", "relu applied after adding"),
+    ("memory", "residual_relu applies relu after the residual", "residual_values", "with relu applied after adding"),
     ("modules", "Affine computing b * x + a", "affine_forward", "in each other's place"),
     ("modules", "make_mlp ignoring activation", "make_mlp_structure", "another activation than the one given"),
     ("modules", "make_mlp without biases", "make_mlp_structure", "Linear layers without bias"),

@@ -248,11 +248,11 @@ def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
         scale = (0.1, 1.0, 10.0)[i % 3]
         x = (torch.randn(n, d, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
         y = (torch.randn(m, d, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
-        result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distances",
+        result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distance matrix",
                                            hint="Compare every row of x with every row of y.")
         l1 = torch.cdist(x.double(), y.double(), p=1)     # a known mistake, not the answer: no oracle needed
-        expect_close(check, result, oracle("broadcasting.sq_distances", x, y), what="the distances", inputs=inputs,
-                     atol=_distance_atol(x, y),
+        expect_close(check, result, oracle("broadcasting.sq_distances", x, y), what="the distance matrix",
+                     inputs=inputs, atol=_distance_atol(x, y),
                      known=(*NOT_SQUARED, ("the sums of absolute differences (L1 distances), not of squared ones",
                                            lambda _: l1, "Square the differences, not their absolute values.")),
                      hint="result[n, m] = sum over d of (x[n, d] - y[m, d])**2: give x a new axis 1 and y a new "
@@ -276,7 +276,7 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
         y[0] = x[0]    # one exact copy: its distance is 0
         exercised("identical_rows")
         x, y = x.to(dtype), y.to(dtype)
-        result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distances",
+        result, inputs = _expect_distances(check, pairwise_sq_distances, x, y, what="the distance matrix",
                                            hint="Clamp the result at 0.")
         negative = result < 0
         if negative.any():
@@ -288,7 +288,7 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
                                hint="|x|^2 - 2 x.y + |y|^2 subtracts nearly equal large numbers, and rounding can "
                                     "push the result below 0: clamp it with `.clamp(min=0)` (or use (x - y)**2).")
         expected = oracle("broadcasting.sq_distances", x, y)
-        expect_close(check, result, expected, what="the distances of nearly identical rows", inputs=inputs,
+        expect_close(check, result, expected, what="the distance matrix of nearly identical rows", inputs=inputs,
                      atol=_distance_atol(x, y), known=NOT_SQUARED)
 
 

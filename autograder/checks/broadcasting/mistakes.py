@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "eba1d6e967a974c5"
+DIGEST = "c14817199d5afffb"
 
 MISTAKES = ({'id': 'Merge via repeat and cat',
   'says': 'Merge copies (tiles) the inputs to the batch shape before its layers instead of letting them broadcast.',
@@ -87,12 +87,12 @@ MISTAKES = ({'id': 'Merge via repeat and cat',
   'visible': {'pairwise_values': 'wrong shape', 'pairwise_nonnegative': 'wrong shape'}},
  {'id': 'distances not squared (cdist)',
   'says': 'pairwise_sq_distances returns distances, not squared distances.',
-  'signature': {'pairwise_values': 'failed: the distances is the plain distances not what the exercise asks for',
-                'pairwise_nonnegative': 'failed: the distances of nearly identical rows is the plain distances not '
-                                        'what'},
-  'visible': {'pairwise_values': 'failed: the distances is the plain distances not what the exercise asks for',
-              'pairwise_nonnegative': 'failed: the distances of nearly identical rows is the plain distances not '
-                                      'what'}},
+  'signature': {'pairwise_values': 'failed: the distance matrix is the plain distances not what the exercise asks',
+                'pairwise_nonnegative': 'failed: the distance matrix of nearly identical rows is the plain '
+                                        'distances not'},
+  'visible': {'pairwise_values': 'failed: the distance matrix is the plain distances not what the exercise asks',
+              'pairwise_nonnegative': 'failed: the distance matrix of nearly identical rows is the plain distances '
+                                      'not'}},
  {'id': 'distances always in float64',
   'says': "pairwise_sq_distances computes and returns float64 whatever the input's dtype.",
   'signature': {'pairwise_values': 'wrong dtype: float64 for float32',
@@ -101,9 +101,9 @@ MISTAKES = ({'id': 'Merge via repeat and cat',
               'pairwise_nonnegative': 'wrong dtype: float64 for float32'}},
  {'id': 'distances as L1 sums',
   'says': 'pairwise_sq_distances sums absolute differences instead of squared ones.',
-  'signature': {'pairwise_values': 'failed: the distances is the sums of absolute differences not of squared ones',
+  'signature': {'pairwise_values': 'failed: the distance matrix is the sums of absolute differences not of squared',
                 'pairwise_nonnegative': 'wrong value'},
-  'visible': {'pairwise_values': 'failed: the distances is the sums of absolute differences not of squared ones',
+  'visible': {'pairwise_values': 'failed: the distance matrix is the sums of absolute differences not of squared',
               'pairwise_nonnegative': 'wrong value'}},
  {'id': 'loss without a shape check',
   'says': 'strict_mse_loss lets inputs of different shapes through: it does not compare the whole shapes.',

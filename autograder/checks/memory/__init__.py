@@ -381,7 +381,7 @@ def check_residual_values(residual_relu, *, seed=0, cases=6):
         expected = oracle("memory.residual_relu", x, w, upstream)
         expect_close(check, out, expected["out"], what="residual_relu(x, w)", inputs={"x": x, "w": w},
                      hint="Return relu(x @ w) + x.",
-                     known=(("relu(x @ w + x): relu applied after adding the residual, not before",
+                     known=(("relu(x @ w + x), with relu applied after adding the residual",
                              lambda _: expected["relu last"], "Apply relu to x @ w, then add x: relu(x @ w) + x."),))
 
 

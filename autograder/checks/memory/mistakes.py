@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "1b74feb3b14d23b2"
+DIGEST = "dc80dc24b04d6028"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
@@ -95,11 +95,11 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
                                    'variables needed for gradient'}},
  {'id': 'residual_relu applies relu after the residual',
   'says': 'residual_relu applies relu after adding the residual instead of before.',
-  'signature': {'residual_values': 'failed: residual_relu is relu relu applied after adding the residual not '
-                                   'before not',
+  'signature': {'residual_values': 'failed: residual_relu is relu with relu applied after adding the residual not '
+                                   'what',
                 'residual_backward': 'wrong value'},
-  'visible': {'residual_values': 'failed: residual_relu is relu relu applied after adding the residual not before '
-                                 'not',
+  'visible': {'residual_values': 'failed: residual_relu is relu with relu applied after adding the residual not '
+                                 'what',
               'residual_backward': 'wrong value'}},
  {'id': 'predict detaches the result instead of no_grad',
   'says': 'predict detaches the result instead of running without grad, so the graph is still built during the '

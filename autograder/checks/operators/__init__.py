@@ -99,8 +99,9 @@ def _expect_row_sum(check, row_sum, x):
                 device=x.device.type, inputs=inputs, known_shapes=_other_reductions(x))
     left_out = _nan_left_out(x, out)
     if left_out:
-        raise CheckFailure(check, f"row_sum's result is a number where the column holds NaN ({left_out} such "
-                                  "columns): NaN was left out of the sum." + context(inputs), hint=NAN_HINT)
+        raise CheckFailure(check, f"row_sum's result is a number where x's column holds NaN, in {left_out} of "
+                                  f"{out.numel()} columns: NaN was left out of the sum." + context(inputs),
+                           hint=NAN_HINT)
     expected = torch.sum(x.double(), dim=0) if x.is_floating_point() else reference
     expect_close(check, out, expected, what="row_sum's result", inputs=inputs, atol=_sum_atol(x),
                  hint=SUM_HINT, equal_nan=True)

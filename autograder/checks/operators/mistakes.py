@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "1403f6883fe0b765"
+DIGEST = "d79d93461e6055ae"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -59,8 +59,8 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
   'visible': {'row_sum': 'raised: TypeError'}},
  {'id': 'row_sum skipping NaN',
   'says': 'row_sum skips NaN (as `nansum` does), but a column holding NaN sums to NaN.',
-  'signature': {'row_sum': "failed: row_sum's result is a number where the column holds NaN NaN was"},
-  'visible': {'row_sum': "failed: row_sum's result is a number where the column holds NaN NaN was"}},
+  'signature': {'row_sum': "failed: row_sum's result is a number where x's column holds NaN in #"},
+  'visible': {'row_sum': "failed: row_sum's result is a number where x's column holds NaN in #"}},
  {'id': 'masked_mean excluding the bounds',
   'says': 'masked_mean leaves out the values equal to `low` or `high`: the bounds belong to the range.',
   'signature': {'masked_mean': "failed: masked_mean's result is the mean without the values that sit exactly on",
