@@ -1,7 +1,8 @@
 """The proof every topic's checks owe, in one place, for every topic:
 
-the reference and a second, differently written correct solution get full marks (on the
-visible seed and another), the untouched stub fails every check with "not implemented yet",
+the reference and a second, differently written correct solution get full marks (on seed 0 here; on another
+seed, 4242, in ``test_spec_agreement.py``, which grades both there anyway), the untouched stub fails every check
+with "not implemented yet",
 and each realistic mistake in ``tests/mutants/<topic>.py`` fails every check that targets it.
 Topic-specific tests (messages, edge cases, GPU-only mistakes) live in ``test_<topic>.py``.
 """
@@ -35,14 +36,8 @@ def test_reference_gets_full_marks(topic):
 
 
 @pytest.mark.parametrize("topic", TOPICS)
-def test_reference_gets_full_marks_on_another_seed(topic):
-    assert failing(topic, reference(topic), seed=11) == {}
-
-
-@pytest.mark.parametrize("seed", [0, 12])
-@pytest.mark.parametrize("topic", TOPICS)
-def test_second_correct_solution_gets_full_marks(topic, seed):
-    assert failing(topic, alternative(topic), seed=seed) == {}
+def test_second_correct_solution_gets_full_marks(topic):
+    assert failing(topic, alternative(topic)) == {}
 
 
 @pytest.mark.parametrize("topic", TOPICS)
