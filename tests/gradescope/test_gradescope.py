@@ -4,9 +4,10 @@ Once per session: the wheel set (``bundle.collect_wheels``, into the shared cach
 ``~/.cache/epl-gradescope-wheels``), a bundle per assignment, and ``setup.sh`` run into a fresh
 ``/autograder/venv`` inside a container like Gradescope's (``outer.DockerLike``: real root, a seccomp filter that
 refuses namespaces, the test's own ``/autograder``, ``/etc`` and ``/tmp``). Then ``run_autograder`` grades, as root
-there: the reference of each assignment (full marks; the GPU item of amp waived), the demo's buggy student of each
-(the points ``grade`` gives the same cells with the same seed), and three hostile
-notebooks (one that writes the results, one that reads the grader's files, one that hangs). After every run no
+there: the reference of each assignment (full marks; the GPU item of amp waived; stability's is the run of the
+notebook that writes the results, broadcasting's the late one), the demo's buggy student of each (the points
+``grade`` gives the same cells with the same seed), and three hostile notebooks (one that writes the results, one
+that reads the grader's files, one that hangs). After every run no
 process of the worker's user is left. Each run's time and peak memory are printed (docs/gradescope.md's table).
 """
 
@@ -193,19 +194,30 @@ def test_the_worker_user_cannot_read_the_grader(gradescope):
 
 # ---------------------------------------------------------------- the honest notebooks
 
-@pytest.mark.parametrize("topic", TOPICS)
-def test_the_reference_gets_full_marks(gradescope, bundles, topic):
-    run = gradescope.grade(bundles[topic], filled(topic, reference_answers(topic)))
+def assert_full_marks(run, topic, *, late_fraction=1.0):
+    """``run`` graded the reference of ``topic``: every item at full marks (a GPU item waived: 0 of 0), the score
+    their sum (less the late penalty's ``late_fraction``), in the fallback sandbox, and nothing left behind."""
     print(f"\n{topic}: run_autograder {run.seconds:.1f} s, peak {run.peak_mb:.0f} MB (sum of PSS)")
     assert run.results is not None, run
     gpu = {item.id for item in items_of(topic) if item.needs}
     expected = {item.id: (0.0, 0.0) if item.id in gpu else (item.points, item.points) for item in items_of(topic)}
     assert run.scores() == expected, f"{run.scores()}\n{run.results.get('output')}"
-    assert run.results["score"] == sum(item.points for item in items_of(topic) if item.id not in gpu)
+    total = sum(item.points for item in items_of(topic) if item.id not in gpu)
+    assert run.results["score"] == pytest.approx(total * late_fraction), run.results["output"]
     assert "fallback sandbox" in run.results["extra_data"]["sandbox"], run.results["extra_data"]
     assert all(t["visibility"] == "after_due_date" for t in run.results["tests"])
     assert isinstance(run.results["extra_data"]["seed"], int)
     assert not run.survivors, f"processes of the worker's user outlive run_autograder: {run.survivors}"
+
+
+# The references of two assignments are graded by the runs that need them anyway: stability's by the notebook that
+# tries to write its own results (its answers are the reference's), broadcasting's by the late one.
+REFERENCE_ELSEWHERE = (HOSTILE_TOPIC, "broadcasting")
+
+
+@pytest.mark.parametrize("topic", [t for t in TOPICS if t not in REFERENCE_ELSEWHERE])
+def test_the_reference_gets_full_marks(gradescope, bundles, topic):
+    assert_full_marks(gradescope.grade(bundles[topic], filled(topic, reference_answers(topic))), topic)
 
 
 @pytest.mark.parametrize("topic", BUGGY)
@@ -289,11 +301,12 @@ def hostile(topic, first_cell_code, answers=None):
 
 
 def test_a_submission_cannot_write_its_results(gradescope, bundles):
+    """The reference's answers after a first cell that forges results.json every way it can: full marks, the
+    results its own (this run is also stability's reference run)."""
     run = gradescope.grade(bundles[HOSTILE_TOPIC], hostile(HOSTILE_TOPIC, WRITE_RESULTS, reference_answers(
         HOSTILE_TOPIC)))
-    assert run.results is not None, run
-    total = sum(item.points for item in items_of(HOSTILE_TOPIC))
-    assert run.results["score"] == total and "FORGED" not in json.dumps(run.results)
+    assert_full_marks(run, HOSTILE_TOPIC)
+    assert "FORGED" not in json.dumps(run.results)
     assert sorted(os.listdir(gradescope.root / "results")) == ["results.json"]
     assert not (gradescope.root / "results.json").exists()
     assert not run.survivors, f"the helper outlives run_autograder: {run.survivors}"
@@ -325,13 +338,13 @@ def test_a_hanging_submission_is_stopped_in_time(gradescope, bundles):
 
 
 def test_late_work_loses_what_the_policy_says(gradescope, bundles):
-    """Two days and one hour late, no extension, 10% per started day: 30% of the points earned, said in output."""
+    """Two days and one hour late, no extension, 10% per started day: 30% of the points earned, said in output.
+    Every item keeps its full marks (this run is also broadcasting's reference run); the penalty is on the total."""
     metadata = {"created_at": "2026-11-24T12:00:00+00:00", "assignment": {"due_date": "2026-11-22T11:00:00+00:00"},
                 "users": [{"assignment": {"due_date": "2026-11-22T11:00:00+00:00"}}]}
     late = gradescope.grade(bundles["broadcasting"], filled("broadcasting", reference_answers("broadcasting")),
                             metadata=metadata, settings={"deadlines": {"penalty": {"per_day_percent": 10}}})
-    total = sum(item.points for item in items_of("broadcasting"))
-    assert late.results["score"] == pytest.approx(total * 0.7), late.results["output"]
+    assert_full_marks(late, "broadcasting", late_fraction=0.7)
     assert "late by 2 d 1 h: -30%" in late.results["output"], late.results["output"]
 
 
