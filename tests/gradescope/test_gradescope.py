@@ -203,7 +203,8 @@ def assert_full_marks(run, topic, *, late_fraction=1.0):
     expected = {item.id: (0.0, 0.0) if item.id in gpu else (item.points, item.points) for item in items_of(topic)}
     assert run.scores() == expected, f"{run.scores()}\n{run.results.get('output')}"
     total = sum(item.points for item in items_of(topic) if item.id not in gpu)
-    assert run.results["score"] == pytest.approx(total * late_fraction), run.results["output"]
+    assert run.results["score"] == (total if late_fraction == 1 else pytest.approx(total * late_fraction)), \
+        run.results["output"]
     assert "fallback sandbox" in run.results["extra_data"]["sandbox"], run.results["extra_data"]
     assert all(t["visibility"] == "after_due_date" for t in run.results["tests"])
     assert isinstance(run.results["extra_data"]["seed"], int)
