@@ -21,6 +21,7 @@ from ..engine import notebooks
 from .build import generate_assignments, scratch_course, topics
 from .grade import grade_all
 from .grading import load_report
+from .progress import counted
 from .report import print_gradebook
 
 STUDENTS = ("reference", "untouched", "buggy", "mangled")
@@ -110,7 +111,7 @@ def run_demo(course=".", only=None, keep=None, progress=print, seed=None, worker
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="epl-demo-"))
     try:
         scratch_course(course, work)
-        progress(f"Demo course in {work} ({len(names)} assignments: {', '.join(names)})", flush=True)
+        progress(f"Demo course in {work} ({counted(len(names), 'assignment')}: {', '.join(names)})", flush=True)
         for n, topic in enumerate(generate_assignments(work, names), 1):
             progress(f"[{n}/{len(names)}] released {topic}", flush=True)
         add_students(work, STUDENTS)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..engine import notebooks
 from ..kit_contents import kit_files
+from .progress import counted
 from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_similarity,
                            statements)
 
@@ -198,15 +199,16 @@ def assignment_similarity(course, assignment, threshold=THRESHOLD):
     return submissions, compare(submissions, threshold, handed_out=[sources[1]])
 
 
-def summary_line(assignment, submissions, pairs, threshold=THRESHOLD):
-    """One line for ``grade``'s output."""
+def summary_line(assignment, submissions, pairs, threshold=THRESHOLD, page=None):
+    """One line for ``grade``'s output (which names the command that writes the page), or for ``similarity``'s
+    (which has just written ``page``)."""
     students = [s.name for s in submissions if s.name not in COURSE_SOURCES]
     flagged = [p for p in pairs if p.score >= threshold]
     if not flagged:
-        return f"  {assignment}: {len(students)} submissions, no pair at or above {threshold:g}"
+        return f"  {assignment}: {counted(len(students), 'submission')}, no pair at or above {threshold:g}"
     top = ", ".join(f"{p.a} ~ {p.b} {p.score:.2f}" for p in flagged[:3])
-    return (f"  {assignment}: {len(flagged)} pair(s) at or above {threshold:g} (e.g. {top}); "
-            f"`python -m autograder similarity {assignment}` shows them side by side")
+    shown = f"side by side in {page}" if page else f"`python -m autograder similarity {assignment}` shows them side by side"
+    return f"  {assignment}: {counted(len(flagged), 'pair')} at or above {threshold:g} (e.g. {top}); {shown}"
 
 
 def write_json(path, assignment, submissions, pairs, threshold):

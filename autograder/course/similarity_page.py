@@ -101,7 +101,7 @@ def write_reports(course, assignments, threshold=None, progress=print):
         written.append(write_page(out / f"similarity-{assignment}.html", assignment, submissions, pairs, threshold))
         write_json(out / f"similarity-{assignment}.json", assignment, submissions, pairs, threshold)
         if progress:
-            progress(summary_line(assignment, submissions, pairs, threshold))
+            progress(summary_line(assignment, submissions, pairs, threshold, page=written[-1]))
     return written
 
 
