@@ -281,7 +281,7 @@ def _run(parser, args):
         return 0
     if args.command == "kit":
         import os
-        from .kit import KitError, build_kit
+        from .kit import TORCH_PIN, KitError, build_kit, install_command
         out = args.out or os.path.join(args.course, "kit")
         try:
             wheel = build_kit(args.course, out)
@@ -289,7 +289,8 @@ def _run(parser, args):
             print(f"Cannot build the kit: {error}", file=sys.stderr)
             return 1
         print(f"wrote {wheel} and the notebooks under {os.path.join(out, 'release')}\n"
-              f"students install it with: python3 -m venv .venv && .venv/bin/pip install {wheel.name}")
+              f"students install it with: {install_command(wheel.name)}\n"
+              f"(on a machine with an NVIDIA GPU, without {TORCH_PIN}: pip keeps the CUDA build of PyTorch there)")
         return 0
     if args.command == "similarity":
         from .build import topics
