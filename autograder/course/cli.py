@@ -6,11 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-
-class UserError(Exception):
-    """A person's mistake that a command names in one line, with what to do (an unknown assignment, a file that
-    does not exist or is not a notebook, a command run outside the course): ``main`` prints "Cannot <command>:
-    <message>" and exits with status 2, no traceback."""
+from ..errors import UserError
 
 
 # The commands that work on a course directory, and where each keeps its assignment names (a list, or one name).

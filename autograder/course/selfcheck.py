@@ -24,6 +24,7 @@ from ..spec import grading_run, new_run_seed
 from ..student import CallTimeout, time_limit
 from ..submitted_source import Submission
 from ..engine import notebooks
+from ..errors import UserError
 
 
 def _compiled(source, filename):
@@ -119,10 +120,8 @@ def trusted_results(topic, path, seed, sandbox=True):
 
 
 def readable(path):
-    """A :class:`cli.UserError` saying what to do when ``path`` does not exist, or is a notebook that cannot be
+    """A :class:`UserError` saying what to do when ``path`` does not exist, or is a notebook that cannot be
     read, before any of it runs."""
-    from .cli import UserError
-
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path} " + ("is a folder" if path.is_dir() else "does not exist")
