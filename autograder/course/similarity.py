@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..engine import notebooks
 from ..kit_contents import kit_files
+from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_shares,
+                           statement_similarity, statements)
 from .progress import counted
-from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_similarity,
-                           statements)
 
 # Calibrated on this course (tests/course/test_similarity.py, docs/similarity.md, 2026-11-24): over the eight
 # assignments, every disguised copy (renamed names, reordered functions, comments, dead code, whitespace) scored 1.0
@@ -80,6 +80,8 @@ class Pair:
     runs: float = 0.0                             # share of tokens in common runs of fingerprints.K (winnowing)
     a_lines: list = field(default_factory=list)   # lines of a (numbered as on the page) in statements in common
     b_lines: list = field(default_factory=list)
+    a_share: float = 0.0                          # share of a's statements that b has too (score: the larger share)
+    b_share: float = 0.0
 
 
 def _starter_lines(release_nb):
@@ -173,6 +175,7 @@ def compare(submissions, threshold=THRESHOLD, handed_out=()):
             pair = Pair(a, b, round(score, 3), round(runs, 3))
             if score >= threshold:
                 pair.a_lines, pair.b_lines = sorted(a_lines), sorted(b_lines)
+                pair.a_share, pair.b_share = (round(x, 3) for x in statement_shares(index[a], index[b], MIN_TOKENS))
             pairs.append(pair)
     return sorted(pairs, key=lambda p: (-p.score, -p.runs, p.a, p.b))
 

@@ -67,3 +67,30 @@ def test_the_analysis_pages_say_their_points_are_before_the_late_penalty():
     assert BEFORE_LATE in assignment_page(stats, ["p.png", "r.png"])
     page = course_page([stats])
     assert "mean points before any late penalty" in page and BEFORE_LATE in page
+
+
+@pytest.mark.quick
+def test_a_pair_at_one_says_why_its_sides_have_different_lines_marked():
+    """A copy with statements added: every statement of the original is in the copy (1.00), not the other way round;
+    the page gives both shares and says what the unmarked lines are; a wrong share (the larger for both) is not."""
+    from autograder.course.fingerprints import normalised_tokens, statement_index, statement_shares
+    from autograder.course.similarity import Pair
+    from autograder.course.similarity_page import shares_text
+
+    original = "def f(x):\n    y = x.exp()\n    return y / y.sum()\n"
+    padded = "def f(x):\n    unused = 3\n    y = x.exp()\n    z = y * 2\n    return y / y.sum()\n"
+    a, b = (statement_index(normalised_tokens(text)) for text in (original, padded))
+    share_a, share_b = statement_shares(a, b)
+    assert share_a == 1.0 and 0.5 < share_b < 1.0
+    text = shares_text(Pair("ann", "bob", 1.0, 1.0, [0, 1, 2], [0, 2, 4], share_a, share_b))
+    assert "ann: 1.00 of their statements are in bob's code; bob: 0." in text
+    assert "The lines of bob that are not marked are code the other side does not have." in text
+    assert "not marked" not in shares_text(Pair("ann", "bob", 1.0, 1.0, [0], [0], 1.0, 1.0))
+
+
+@pytest.mark.quick
+def test_the_similarity_page_gives_each_sides_share(copied):
+    assert main(["--course", str(copied), "similarity", TOPIC]) == 0
+    page = (copied / "after-grading" / "similarity-stability.html").read_text(encoding="utf-8")
+    assert "ann: 1.00 of their statements are in bob's code; bob: 1.00 of theirs are in ann's." in page
+    assert "The lines of reference solution that are not marked are code the other side does not have." in page
