@@ -203,13 +203,14 @@ def _check_names(args):
     elif args.command in TOPIC_COMMANDS:
         from ..checks import TOPICS
         names = _names(args, TOPIC_COMMANDS[args.command])
-        unknown_names([n for n in names if not n.isidentifier() or not _has_checks(n)], list(TOPICS))
+        unknown = [n for n in names if n not in TOPICS and (n.startswith("_") or not _has_checks(n))]
+        unknown_names(unknown, list(TOPICS))
 
 
 def _has_checks(topic):
     try:
-        return importlib.util.find_spec(f"autograder.checks.{topic}") is not None
-    except ModuleNotFoundError:
+        return topic.isidentifier() and importlib.util.find_spec(f"autograder.checks.{topic}") is not None
+    except (ModuleNotFoundError, ValueError):
         return False
 
 

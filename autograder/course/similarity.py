@@ -210,7 +210,8 @@ def summary_line(assignment, submissions, pairs, threshold=THRESHOLD, page=None)
     if not flagged:
         return f"  {assignment}: {counted(len(students), 'submission')}, no pair at or above {threshold:g}"
     top = ", ".join(f"{p.a} ~ {p.b} {p.score:.2f}" for p in flagged[:3])
-    shown = f"side by side in {page}" if page else f"`python -m autograder similarity {assignment}` shows them side by side"
+    shown = (f"side by side in {page}" if page else
+             f"`python -m autograder similarity {assignment}` shows them side by side")
     return f"  {assignment}: {counted(len(flagged), 'pair')} at or above {threshold:g} (e.g. {top}); {shown}"
 
 

@@ -71,8 +71,8 @@ def test_no_doc_counts_the_topics_by_hand_unless_it_is_the_count():
 
 @pytest.mark.quick
 def test_the_count_check_catches_a_stale_count():
-    assert _counts("Ten assignments. All eight assignments, the nine topics, a ninth topic, four topics of the first set, "
-                   "100 students x 2 assignments, the first assignment") == [
+    assert _counts("Ten assignments. All eight assignments, the nine topics, a ninth topic, four topics of the "
+                   "first set, 100 students x 2 assignments, the first assignment") == [
         ("Ten assignments", 10), ("All eight assignments", 8), ("the nine topics", 9), ("ninth topic", None)]
 
 
