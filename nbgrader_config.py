@@ -9,11 +9,11 @@ import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from nbgrader.preprocessors import GetGrades
 
 from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
 from autograder.course.lms import CanvasCollector, TimedExtractor
-from autograder.course.trusted_execute import RecordedGrades, TrustedExecute, TrustedMetadata
+from autograder.course.trusted_execute import FeedbackClearHiddenTests, RecordedGrades, TrustedExecute, TrustedMetadata
 from autograder.settings import settings
 
 c = get_config()  # noqa: F821 - provided by nbgrader
@@ -51,7 +51,7 @@ c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
     Autograde.class_traits()["sanitize_preprocessors"].make_dynamic_default())
 # Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells), and
 # how late the submission was and what that cost (LateNote: "late by 3 h 12 min: -10% (2.1 points)").
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, LateNote, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [GetGrades, FeedbackClearHiddenTests, LateNote, CSSHTMLHeaderPreprocessor]
 # An LMS download (Canvas's "Download Submissions" zip): `python -m autograder collect-zip` runs nbgrader's zip_collect
 # with these; each entry keeps its zip date as its submission time, and Canvas's file names give the student
 # (autograder/course/lms.py, docs/lms.md).

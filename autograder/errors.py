@@ -56,3 +56,9 @@ class WorkerLost(RuntimeError):
 
 class ClusterUnavailable(RuntimeError):
     """No Dask cluster to grade on (``grade --scheduler``): what is wrong and what to do."""
+
+
+class UserError(Exception):
+    """A person's mistake that a command names in one line, with what to do (an unknown assignment, a file that
+    does not exist or is not a notebook, a command run outside the course): the command line
+    (``autograder.course.cli.main``) prints "Cannot <command>: <message>" and exits with status 2, no traceback."""

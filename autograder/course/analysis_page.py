@@ -5,6 +5,7 @@ import html
 from pathlib import Path
 
 from .analysis import (BROKEN, HIGH, LOW, STATUS_ORDER, STRONG, TRIVIAL, WEAK, AssignmentStats, analyse_course)
+from .progress import counted
 from .similarity import OUT
 
 STYLE = """
@@ -31,7 +32,7 @@ def _plots(stats, folder):
     bins = max(1, min(20, int(stats.max_score) or 1))
     ax.hist(stats.totals, bins=bins, range=(0, max(stats.max_score, 1)), color="#4c72b0", edgecolor="white")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(f"points (out of {stats.max_score:g})")
+    ax.set_xlabel(f"points before any late penalty (out of {stats.max_score:g})")
     ax.set_ylabel("students")
     ax.set_title(f"{stats.assignment}: points of {len(stats.totals)} graded submissions")
     fig.tight_layout()
@@ -81,6 +82,10 @@ HOW_TO_READ = (f"A student is <i>strong</i> on an item when they earned at least
                "counted apart.")
 
 
+BEFORE_LATE = ("The points are what the checks gave, before any late penalty: this page is about the items. The "
+               "grades after the penalty are in the exports (python -m autograder export) and nbgrader's gradebook.")
+
+
 def assignment_page(stats: AssignmentStats, plots):
     rows = []
     for item in stats.items:
@@ -99,7 +104,7 @@ def assignment_page(stats: AssignmentStats, plots):
 <h2>Suspicious items</h2>
 {'<table><tr>' + SUSPICIOUS_HEAD + '</tr>' + ''.join(suspicious) + '</table>' if suspicious else '<p>None.</p>'}
 <p class="note">{HOW_TO_READ}</p>
-<h2>Points</h2><img src="plots/{plots[0]}" alt="histogram of the points of {html.escape(stats.assignment)}">
+<h2>Points</h2><p class="note">{BEFORE_LATE}</p><img src="plots/{plots[0]}" alt="histogram of the points of {html.escape(stats.assignment)}">
 <h2>Items</h2><img src="plots/{plots[1]}" alt="share of students who earned each item">
 <table><tr><th>item</th><th>check</th><th>points</th><th>pass rate</th><th>students</th>
 <th>most frequent failures (check's property; numbers masked)</th></tr>{''.join(rows)}</table>
@@ -120,8 +125,10 @@ def course_page(all_stats):
 <html lang="en"><head><meta charset="utf-8"><title>Item analysis: the course</title>
 <style>{STYLE}</style></head><body>
 <h1>Item analysis: the course</h1>
-<table><tr><th>assignment</th><th>graded submissions</th><th>mean points</th><th>suspicious items</th></tr>
+<table><tr><th>assignment</th><th>graded submissions</th><th>mean points before any late penalty</th>
+<th>suspicious items</th></tr>
 {''.join(rows)}</table>
+<p class="note">{BEFORE_LATE}</p>
 <h2>Suspicious items, the most suspicious first</h2>
 {'<table><tr><th>assignment</th>' + SUSPICIOUS_HEAD + '</tr>' + ''.join(suspicious) + '</table>'
  if suspicious else '<p>None.</p>'}
@@ -144,7 +151,7 @@ def write_pages(course, assignments=None, progress=print):
         (out / f"analysis-{stats.assignment}.html").write_text(assignment_page(stats, plots), encoding="utf-8")
         if progress:
             top = stats.suspicious()
-            progress(f"  {stats.assignment}: {len(stats.totals)} graded, {len(top)} suspicious item(s)"
+            progress(f"  {stats.assignment}: {len(stats.totals)} graded, {counted(len(top), 'suspicious item')}"
                      + (f", first {top[0][0].item} ({top[0][1]})" if top else ""))
     path = out / "analysis.html"
     path.write_text(course_page(all_stats), encoding="utf-8")

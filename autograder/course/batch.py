@@ -31,7 +31,7 @@ from ..settings import as_dict as settings_now
 from .executors import DaskExecutor, executor_for
 from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now, save_report,
                       settle_lateness, submission_path)
-from .progress import Progress, duration
+from .progress import Progress, counted, duration
 
 
 # ------------------------------------------------------------------ the batch
@@ -142,7 +142,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
         if progress:
             confined = "students' code sandboxed" if sandbox else "NO SANDBOX: students' code ran unconfined"
             gpu = ", with a GPU" if executor.gpu else ""
-            out.say(f"Grading {len(plans)} submissions with {executor.name}{gpu} (hidden-test seed {seed}; "
+            out.say(f"Grading {counted(len(plans), 'submission')} with {executor.name}{gpu} (hidden-test seed {seed}; "
                     f"{confined})")
             kept = sum(p.action == "keep" for p in plans)
             if kept:
@@ -250,7 +250,7 @@ def summary(results, plans, seconds, executor):
     if kept:
         line += f"; {kept} kept from an earlier run"
     if graded:
-        line += (f". {len(graded)} notebooks graded: {seconds / len(graded):.1f} s each in wall time, "
+        line += (f". {counted(len(graded), 'notebook')} graded: {seconds / len(graded):.1f} s each in wall time, "
                  f"{work / len(graded):.1f} s of grading each; largest process {rss:.0f} MB")
     return (line + "." + changes_text(results, {p.key for p in plans if p.action != "keep"})
             + grader_errors_text(broken) + under_review_text(results))

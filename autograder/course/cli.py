@@ -1,7 +1,24 @@
 """``python -m autograder <command>``: the instructor's command line."""
 
 import argparse
+import difflib
+import importlib.util
 import sys
+from pathlib import Path
+
+from ..errors import UserError
+
+
+# The commands that work on a course directory, and where each keeps its assignment names (a list, or one name).
+COURSE_COMMANDS = {"build": "topics", "demo": "topics", "grade": "assignments", "export": "assignments",
+                   "collect-zip": "assignment", "similarity": "assignments", "analysis": "assignments",
+                   "gradescope": "assignment", "kit": None, "pending": None, "review": None, "evidence": None}
+DOING = {"settings": "list the settings", "collect-zip": "collect", "similarity": "write the similarity pages",
+         "analysis": "write the item analysis", "gradescope": "write the Gradescope bundle", "kit": "write the kit",
+         "pending": "list what is pending", "evidence": "write the evidence table", "build": "build",
+         "review": "review"}
+# The commands that name a topic of the checks package and need no course (``check`` runs in the student kit).
+TOPIC_COMMANDS = {"check": "topic", "settings": "topics"}
 
 
 def main(argv=None):
@@ -127,7 +144,11 @@ def main(argv=None):
     from ..trusted.sandbox import SandboxUnavailable
 
     try:
+        _check_names(args)
         return _run(parser, args)
+    except UserError as error:
+        print(f"Cannot {DOING.get(args.command, args.command)}: {error}", file=sys.stderr)
+        return 2
     except ModuleNotFoundError as error:   # in the student kit, which has only the tools `check` needs
         from ..kit_contents import in_kit
         module = (error.name or "").split(".")
@@ -145,6 +166,52 @@ def main(argv=None):
             raise
         print(f"Cannot {args.command}: {error}", file=sys.stderr)
         return 2
+
+
+def _names(args, attribute):
+    value = getattr(args, attribute, None) if attribute else None
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def course_assignments(course):
+    """The assignments of the course at ``course`` (``build.topics``), or a :class:`UserError` when ``course`` is not
+    a course directory."""
+    if not (Path(course) / "source").is_dir() or not (Path(course) / "nbgrader_config.py").is_file():
+        where = "this directory" if str(course) == "." else str(course)
+        raise UserError(f"{where} is not the course directory (it has no source/ and nbgrader_config.py): run the "
+                        "command in the course's repository root, or give it with --course DIR before the command")
+    from .build import topics
+    return topics(course)
+
+
+def unknown_names(names, known):
+    """A :class:`UserError` naming the first of ``names`` not in ``known``, the closest known one and all of them."""
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            raise UserError(f"no assignment {name!r}" + (f" (did you mean {close[0]}?)" if close else "")
+                            + f"; the assignments are: {', '.join(known)}")
+
+
+def _check_names(args):
+    """Every assignment a command is given is one the course (or, for ``check`` and ``settings``, the checks package)
+    has, before anything runs."""
+    if args.command in COURSE_COMMANDS:
+        if importlib.util.find_spec(f"{__package__}.build") is None:   # the student kit: main says it lacks the tool
+            return
+        unknown_names(_names(args, COURSE_COMMANDS[args.command]), course_assignments(args.course))
+    elif args.command in TOPIC_COMMANDS:
+        from ..checks import TOPICS
+        names = _names(args, TOPIC_COMMANDS[args.command])
+        unknown = [n for n in names if n not in TOPICS and (n.startswith("_") or not _has_checks(n))]
+        unknown_names(unknown, list(TOPICS))
+
+
+def _has_checks(topic):
+    try:
+        return topic.isidentifier() and importlib.util.find_spec(f"autograder.checks.{topic}") is not None
+    except (ModuleNotFoundError, ValueError):
+        return False
 
 
 def _roster_options(parser, roster_help):
@@ -211,7 +278,7 @@ def _run(parser, args):
         return 0
     if args.command == "kit":
         import os
-        from .kit import KitError, build_kit
+        from .kit import TORCH_PIN, KitError, build_kit, install_command
         out = args.out or os.path.join(args.course, "kit")
         try:
             wheel = build_kit(args.course, out)
@@ -219,7 +286,8 @@ def _run(parser, args):
             print(f"Cannot build the kit: {error}", file=sys.stderr)
             return 1
         print(f"wrote {wheel} and the notebooks under {os.path.join(out, 'release')}\n"
-              f"students install it with: python3 -m venv .venv && .venv/bin/pip install {wheel.name}")
+              f"students install it with: {install_command(wheel.name)}\n"
+              f"(on a machine with an NVIDIA GPU, without {TORCH_PIN}: pip keeps the CUDA build of PyTorch there)")
         return 0
     if args.command == "similarity":
         from .build import topics

@@ -21,6 +21,7 @@ from ..engine import notebooks
 from .build import generate_assignments, scratch_course, topics
 from .grade import grade_all
 from .grading import load_report
+from .progress import counted
 from .report import print_gradebook
 
 STUDENTS = ("reference", "untouched", "buggy", "mangled")
@@ -84,21 +85,26 @@ def add_students(work, students):
 
 
 def show_after_grading(work, names, keep, progress=print):
-    """Write the similarity and item-analysis pages of the demo course and print where they are (copied out of a
-    temporary demo course, which is removed at the end)."""
+    """Write the similarity and item-analysis pages of the demo course and print where they are: in the kept course,
+    or copied out of the temporary one, which is removed at the end (every path printed is where the pages stay)."""
     from .analysis_page import write_pages
     from .similarity import OUT
     from .similarity_page import write_reports
 
-    progress("\nSimilarity between submissions (python -m autograder similarity):", flush=True)
-    write_reports(work, names, progress=lambda line: progress(line, flush=True))
-    progress("Item analysis (python -m autograder analysis):", flush=True)
-    write_pages(work, names, progress=lambda line: progress(line, flush=True))
-    pages = Path(work) / OUT
+    written = Path(work) / OUT
+    pages = written if keep else Path(tempfile.mkdtemp(prefix="epl-demo-pages-")) / OUT
+
+    def say(line):
+        progress(line.replace(str(written), str(pages)), flush=True)
+
+    say("\nSimilarity between submissions (what `python -m autograder similarity` writes in a course):")
+    write_reports(work, names, progress=say)
+    say("Item analysis (what `python -m autograder analysis` writes in a course):")
+    write_pages(work, names, progress=say)
     if not keep:
-        pages = Path(shutil.copytree(pages, Path(tempfile.mkdtemp(prefix="epl-demo-pages-")) / OUT))
-    progress(f"The pages: {pages / 'analysis.html'} (the course), and beside it "
-             f"similarity-<assignment>.html and analysis-<assignment>.html", flush=True)
+        shutil.copytree(written, pages)
+    say(f"The pages: {pages / 'analysis.html'} (the course), and beside it similarity-<assignment>.html and "
+        f"analysis-<assignment>.html")
     return pages
 
 
@@ -110,7 +116,7 @@ def run_demo(course=".", only=None, keep=None, progress=print, seed=None, worker
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="epl-demo-"))
     try:
         scratch_course(course, work)
-        progress(f"Demo course in {work} ({len(names)} assignments: {', '.join(names)})", flush=True)
+        progress(f"Demo course in {work} ({counted(len(names), 'assignment')}: {', '.join(names)})", flush=True)
         for n, topic in enumerate(generate_assignments(work, names), 1):
             progress(f"[{n}/{len(names)}] released {topic}", flush=True)
         add_students(work, STUDENTS)

@@ -175,18 +175,25 @@ def statement_index(tokens, ignored=frozenset(), shortest=4):
             if text not in ignored and len(text.split()) >= shortest and not text.startswith(("import ", "from "))}
 
 
+def statement_shares(mine, theirs, min_tokens=1):
+    """``(mine's share, theirs' share)`` of two :func:`statement_index` es: of each side's tokens, the share in
+    statements the other side also has; a side with fewer than ``min_tokens`` tokens counts as that many. A copy
+    with code added around it has a share of 1.0 on the copied side and less on the side with the additions."""
+    shared = mine.keys() & theirs.keys()
+    in_a = sum(len(mine[text]) for text in shared)
+    in_b = sum(len(theirs[text]) for text in shared)
+    total_a = sum(len(g) for g in mine.values())
+    total_b = sum(len(g) for g in theirs.values())
+    return in_a / max(total_a, min_tokens, 1), in_b / max(total_b, min_tokens, 1)
+
+
 def statement_similarity(mine, theirs, min_tokens=1):
     """``(score, mine's matching lines, theirs' matching lines)`` over whole statements (two
-    :func:`statement_index` es): the larger of the two sides' shares of tokens in statements the other side also
-    has; a side with fewer than ``min_tokens`` tokens counts as that many.
+    :func:`statement_index` es): the larger of the two sides' shares (:func:`statement_shares`).
 
     Insensitive to the order of functions and to statements added around the copied ones (dead code)."""
     shared = mine.keys() & theirs.keys()
     if not shared:
         return 0.0, set(), set()
-    in_a = sum(len(mine[text]) for text in shared)
-    in_b = sum(len(theirs[text]) for text in shared)
-    total_a = sum(len(g) for g in mine.values())
-    total_b = sum(len(g) for g in theirs.values())
-    score = max(in_a / max(total_a, min_tokens), in_b / max(total_b, min_tokens))
+    score = max(statement_shares(mine, theirs, min_tokens))
     return score, {t.line for text in shared for t in mine[text]}, {t.line for text in shared for t in theirs[text]}

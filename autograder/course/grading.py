@@ -28,6 +28,7 @@ from ..engine.records import RecordStore, new_record, who
 from ..settings import settings
 from ..spec import new_run_seed
 from .current_grades import current, zero_grades
+from .unreadable_feedback import write_notice
 
 
 def points(grades):
@@ -168,6 +169,7 @@ def autograde(course, student, assignment, seed=None, sandbox=True, replay=False
     if status == "missing":
         return record_missing(course, student, assignment, seed, sandbox)
     if status == "error" and _refused(problems):      # over the size limit: nbgrader never reads it
+        write_notice(course, student, assignment, submission_path(course, student, assignment).name, problems)
         return record_error(course, student, assignment, problems, seed, sandbox)
     store = RecordStore(course)
     before = len(store.history(student, assignment))
@@ -176,6 +178,7 @@ def autograde(course, student, assignment, seed=None, sandbox=True, replay=False
         failure = ("nbgrader's autograde left no verdict record: its trusted steps did not run (does the course's "
                    "nbgrader_config.py load?)")
     if status == "error":       # unreadable: nbgrader's failure on it adds nothing to the reason already found
+        write_notice(course, student, assignment, submission_path(course, student, assignment).name, problems)
         return record_error(course, student, assignment, problems, seed, sandbox)
     if failure is not None:
         return record_error(course, student, assignment, problems + [failure], seed, sandbox)

@@ -27,6 +27,16 @@ from .selfcheck import exec_source
 DISTRIBUTION = "effective-pytorch-lab-kit"
 REQUIRES = ("torch>=2.11", "numpy>=1.26", "opencv-python-headless>=4.9", "jupyterlab>=4", "nbgrader>=0.9.5",
             "psutil>=5.9")   # nbgrader: the students' Assignments list on JupyterHub; psutil: open files off Linux
+# The PyTorch that students install beside the kit on a machine without a GPU: pinned, so that pip takes the CPU
+# build (an unpinned torch downloads several GB of CUDA packages); on an NVIDIA GPU machine, leave it out.
+TORCH_PIN = "torch==2.13.0"
+
+
+def install_command(wheel_name):
+    """How a student installs the kit (``kit`` prints it; docs/student.md says the same, and a test keeps them so)."""
+    return f"python3 -m venv .venv && .venv/bin/pip install {TORCH_PIN} {wheel_name}"
+
+
 SUMMARY = "Effective PyTorch Lab, the student kit: the notebooks' checks, without the answers."
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)   # every entry's timestamp: the same course gives the same wheel
 

@@ -14,8 +14,10 @@ and reads back what the records, the exports and the feedback show.
 import datetime
 
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
+from nbgrader.preprocessors import AssignLatePenalties
 from traitlets import Type
+
+from .trusted_execute import FeedbackStep
 
 from .late_policy import (DAY_S, DeadlineError, Lateness, check_deadlines, due_date,  # noqa: F401 - re-exported
                           duration_text, extension_hours, lateness, penalty_percent)
@@ -135,7 +137,7 @@ def _iso(naive_utc):
     return "" if naive_utc is None else naive_utc.replace(tzinfo=datetime.timezone.utc).isoformat()
 
 
-class LateNote(NbGraderPreprocessor):
+class LateNote(FeedbackStep):   # display_data_priority configurable: no warning
     """Feedback (``nbgrader generate_feedback``): a first cell that tells the student how late the submission was
     and what that cost, from nbgrader's gradebook ("late by 3 h 12 min: -10% (2.1 points)"). nbgrader's own
     template shows only the points taken."""

@@ -50,3 +50,8 @@ def duration(seconds):
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def counted(number, noun, plural=None):
+    """``"1 submission"``, ``"4 submissions"``: a count with its noun in the right number."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"

@@ -24,6 +24,7 @@ from ..spec import grading_run, new_run_seed
 from ..student import CallTimeout, time_limit
 from ..submitted_source import Submission
 from ..engine import notebooks
+from ..errors import UserError
 
 
 def _compiled(source, filename):
@@ -118,6 +119,21 @@ def trusted_results(topic, path, seed, sandbox=True):
     return grade.items
 
 
+def readable(path):
+    """A :class:`UserError` saying what to do when ``path`` does not exist, or is a notebook that cannot be
+    read, before any of it runs."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path} " + ("is a folder" if path.is_dir() else "does not exist")
+                        + ": give the path of your notebook (.ipynb) or of a Python file")
+    if path.suffix == ".ipynb":
+        try:
+            notebooks.read(path)
+        except notebooks.NotebookError as error:
+            raise UserError(f"{path} cannot be read as a notebook: {error}. Open it in JupyterLab and save it "
+                            "again (File > Save Notebook), or start again from the notebook you were given") from None
+
+
 def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
     """Grade ``path``; exit status 0 when no item failed (pending GPU items do not fail), 1 when one failed, 3 when
     the grader itself failed on one (a grader error).
@@ -125,6 +141,7 @@ def main(topic, path, as_json=False, seed=None, trusted=False, sandbox=True):
     ``trusted``: the student's code runs in a sandboxed worker and every check here (how an instructor grades
     with this command); otherwise in this process (how a student checks their own work)."""
     items_of(topic)   # an unknown topic fails here, before the student's code runs
+    readable(path)
     hidden = trusted or have_oracles()   # the student kit holds the visible tests' expected outputs only
     seed = new_run_seed() if seed is None else seed
     # Whatever the student's code prints goes to stderr, so that --json prints nothing but JSON.

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from ..engine import notebooks
 from ..kit_contents import kit_files
-from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_similarity,
-                           statements)
+from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_shares,
+                           statement_similarity, statements)
+from .progress import counted
 
 # Calibrated on this course (tests/course/test_similarity.py, docs/similarity.md, 2026-11-24): over the eight
 # assignments, every disguised copy (renamed names, reordered functions, comments, dead code, whitespace) scored 1.0
@@ -79,6 +80,8 @@ class Pair:
     runs: float = 0.0                             # share of tokens in common runs of fingerprints.K (winnowing)
     a_lines: list = field(default_factory=list)   # lines of a (numbered as on the page) in statements in common
     b_lines: list = field(default_factory=list)
+    a_share: float = 0.0                          # share of a's statements that b has too (score: the larger share)
+    b_share: float = 0.0
 
 
 def _starter_lines(release_nb):
@@ -172,6 +175,7 @@ def compare(submissions, threshold=THRESHOLD, handed_out=()):
             pair = Pair(a, b, round(score, 3), round(runs, 3))
             if score >= threshold:
                 pair.a_lines, pair.b_lines = sorted(a_lines), sorted(b_lines)
+                pair.a_share, pair.b_share = (round(x, 3) for x in statement_shares(index[a], index[b], MIN_TOKENS))
             pairs.append(pair)
     return sorted(pairs, key=lambda p: (-p.score, -p.runs, p.a, p.b))
 
@@ -198,15 +202,17 @@ def assignment_similarity(course, assignment, threshold=THRESHOLD):
     return submissions, compare(submissions, threshold, handed_out=[sources[1]])
 
 
-def summary_line(assignment, submissions, pairs, threshold=THRESHOLD):
-    """One line for ``grade``'s output."""
+def summary_line(assignment, submissions, pairs, threshold=THRESHOLD, page=None):
+    """One line for ``grade``'s output (which names the command that writes the page), or for ``similarity``'s
+    (which has just written ``page``)."""
     students = [s.name for s in submissions if s.name not in COURSE_SOURCES]
     flagged = [p for p in pairs if p.score >= threshold]
     if not flagged:
-        return f"  {assignment}: {len(students)} submissions, no pair at or above {threshold:g}"
+        return f"  {assignment}: {counted(len(students), 'submission')}, no pair at or above {threshold:g}"
     top = ", ".join(f"{p.a} ~ {p.b} {p.score:.2f}" for p in flagged[:3])
-    return (f"  {assignment}: {len(flagged)} pair(s) at or above {threshold:g} (e.g. {top}); "
-            f"`python -m autograder similarity {assignment}` shows them side by side")
+    shown = (f"side by side in {page}" if page else
+             f"`python -m autograder similarity {assignment}` shows them side by side")
+    return f"  {assignment}: {counted(len(flagged), 'pair')} at or above {threshold:g} (e.g. {top}); {shown}"
 
 
 def write_json(path, assignment, submissions, pairs, threshold):

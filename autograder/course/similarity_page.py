@@ -29,6 +29,18 @@ def _code(submission, marked):
     return "<pre>" + "".join(out) + "</pre>"
 
 
+def shares_text(pair):
+    """Why the two sides of a pair can have different lines marked at a score of 1.00: the score is the larger side's
+    share, and the code one side has beyond the other (added statements, or its own) is not marked."""
+    a, b = html.escape(pair.a), html.escape(pair.b)
+    text = (f"Marked: the statements the two have in common, on each side wherever they are. {a}: "
+            f"{pair.a_share:.2f} of their statements are in {b}'s code; {b}: {pair.b_share:.2f} of theirs are in {a}'s.")
+    if abs(pair.a_share - pair.b_share) >= 0.005:
+        more = b if pair.a_share > pair.b_share else a
+        text += f" The lines of {more} that are not marked are code the other side does not have."
+    return text
+
+
 def page(assignment, submissions, pairs, threshold):
     """The page's HTML."""
     by_name = {s.name: s for s in submissions}
@@ -50,6 +62,7 @@ def page(assignment, submissions, pairs, threshold):
         sections.append(
             f'<h2 id="pair-{n}">{html.escape(p.a)} ~ {html.escape(p.b)}: {p.score:.2f} of the statements in common'
             f" (token runs {p.runs:.2f})</h2>"
+            f'<p class="note">{shares_text(p)}</p>'
             f'<table class="code"><tr><th>{html.escape(p.a)}</th><th>{html.escape(p.b)}</th></tr>'
             f"<tr><td>{_code(a, set(p.a_lines))}</td><td>{_code(b, set(p.b_lines))}</td></tr></table>")
     return f"""<!DOCTYPE html>
@@ -101,7 +114,7 @@ def write_reports(course, assignments, threshold=None, progress=print):
         written.append(write_page(out / f"similarity-{assignment}.html", assignment, submissions, pairs, threshold))
         write_json(out / f"similarity-{assignment}.json", assignment, submissions, pairs, threshold)
         if progress:
-            progress(summary_line(assignment, submissions, pairs, threshold))
+            progress(summary_line(assignment, submissions, pairs, threshold, page=written[-1]))
     return written
 
 

@@ -17,10 +17,12 @@ How a run grades (seed, sandbox, replay, who grades) is nbgrader configuration (
 carries it. Plain ``nbgrader autograde`` and the formgrader's button take this path too (``nbgrader_config.py``).
 """
 
+import re
+
 from nbformat import from_dict
 from nbformat.v4 import new_output
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import Bool, Int, Unicode
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, SaveAutoGrades
+from traitlets import Bool, Int, List, Unicode
 
 from ..engine import notebooks
 from ..engine.records import KeptResults, RecordStore, apply_decisions, new_record, who
@@ -103,12 +105,30 @@ def write_verdicts(nb, topic, grade):
                                                   traceback=[f"{name}: {result.message}"]))
         elif key in outcomes:
             outcome = outcomes[key]
-            if outcome.output:
-                cell["outputs"].append(new_output("stream", name="stdout", text=outcome.output))
+            printed, traceback = split_traceback(outcome.output, outcome.error)
+            if printed:
+                cell["outputs"].append(new_output("stream", name="stdout", text=printed))
             if outcome.error:
                 ename, _, evalue = outcome.error.partition(": ")
                 cell["outputs"].append(new_output("error", ename=ename or "Error", evalue=evalue,
-                                                  traceback=[outcome.error]))
+                                                  traceback=traceback or [outcome.error]))
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def split_traceback(output, error):
+    """``(what the cell printed, the traceback's lines)``: the worker's output ends with the traceback it printed
+    for ``error`` (IPython's, from its dashed line to "NotImplementedError: ..."), which the error output shows; kept
+    in the printed text too, the error was shown twice. ``(output, [])`` when the output holds no such traceback."""
+    lines = (output or "").splitlines(keepends=True)
+    plain = [ANSI.sub("", line).rstrip() for line in lines]
+    if not error or not plain or plain[-1] != error.rstrip():
+        return output, []
+    start = max((i for i, line in enumerate(plain) if set(line) == {"-"} and len(line) >= 20), default=None)
+    if start is None:
+        return output, []
+    return "".join(lines[:start]), [line.rstrip("\n") for line in lines[start:]]
 
 
 class RecordedGrades(SaveAutoGrades):
@@ -165,3 +185,26 @@ class TrustedMetadata(NbGraderPreprocessor):
         if restored:
             nb.cells = [from_dict(cell) for cell in nb.cells]     # nbconvert's steps read cells as NotebookNodes
         return nb, resources
+
+
+class FeedbackStep(NbGraderPreprocessor):
+    """A step of ``nbgrader generate_feedback``. nbconvert's HTML exporter configures ``display_data_priority`` for
+    every step (as ``NbConvertBase``) and nbgrader's steps declare it unconfigurable, so each run warned "Config
+    option `display_data_priority` not recognized" once per step; here it is configurable (and unused)."""
+
+    display_data_priority = List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
+
+
+UNCHANGED = "No response."   # what nbgrader's autograde writes as the comment of an answer cell left as handed out
+
+
+class FeedbackClearHiddenTests(FeedbackStep, ClearHiddenTests):
+    """nbgrader's ClearHiddenTests (the hidden tests' code left out of the feedback), and an answer cell left as it
+    was handed out says so in words a student reads, instead of nbgrader's "Comments: No response."."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        cell, resources = super().preprocess_cell(cell, resources, cell_index)
+        meta = cell.metadata.get("nbgrader") or {}
+        if meta.get("solution") and meta.get("comment") == UNCHANGED:
+            meta["comment"] = "This answer cell is as it was handed out: no answer was written in it."
+        return cell, resources

@@ -112,7 +112,7 @@ def test_nearest_column_and_grade_summary_read_the_submitted_notebooks(tmp_path)
     assert sim.nearest_column(work, "stability") == {"ann": "reference solution 1.00", "bob": "(no code of their own)",
                                                      "cat": "(not compared: the notebook cannot be read)"}
     text = summary_text(work, ["stability", "amp"])
-    assert "stability: 1 pair(s) at or above 0.8 (e.g. ann ~ reference solution 1.00)" in text
+    assert "stability: 1 pair at or above 0.8 (e.g. ann ~ reference solution 1.00)" in text
     assert "amp: 0 submissions" in text
 
 
