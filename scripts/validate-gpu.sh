@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 PYTHON="${PYTHON:-python3}"
 WHEELS=""
-REPORT="gpu-validation.md"
+REPORT=".gpu-validation/report.md"
 BUDGET_S=480                      # 8 minutes for every step together
 while [ $# -gt 0 ]; do
     case "$1" in

@@ -62,7 +62,7 @@ def pip(*args, progress=None):
     if progress is None:
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            raise WheelhouseError(f"pip {args[0]} failed: {done.stderr.strip()[-2000:]}")
+            raise WheelhouseError(f"pip {args[0]} failed: {_errors(done.stderr)}")
         return done.stdout
     lines = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
@@ -70,18 +70,26 @@ def pip(*args, progress=None):
             lines.append(line)
             progress(line.rstrip())
     if process.returncode != 0:
-        raise WheelhouseError(f"pip {args[0]} failed: {''.join(lines).strip()[-2000:]}")
+        raise WheelhouseError(f"pip {args[0]} failed: {_errors(''.join(lines))}")
     return "".join(lines)
 
 
-def resolve(requirements, python, *, find_links=(), extra_index=None):
+def _errors(text):
+    """pip's own ERROR lines (its warnings and the versions it ignored left out), else the end of what it said."""
+    errors = [line.removeprefix("ERROR: ") for line in text.splitlines()
+              if line.startswith("ERROR: ") and not line.startswith("ERROR: Ignored the following")]
+    return " ".join(errors)[-1500:] if errors else text.strip()[-1500:]
+
+
+def resolve(requirements, python, *, find_links=(), extra_index=None, no_deps=False):
     """``[{"name", "version", "requires", "extras"}]``: what pip installs for ``requirements`` on ``python``."""
     with tempfile.TemporaryDirectory(prefix="epl-resolve-") as scratch:
         report = Path(scratch) / "report.json"
         links = [arg for folder in find_links for arg in ("--find-links", str(folder))]
         index = ["--extra-index-url", extra_index] if extra_index else []
         pip("install", "--dry-run", "--ignore-installed", "-q", "--report", str(report), "--target",
-            str(Path(scratch) / "target"), *target_options(python), *links, *index, *requirements)
+            str(Path(scratch) / "target"), *target_options(python), *links, *index,
+            *(["--no-deps"] if no_deps else []), *requirements)
         installed = json.loads(report.read_text(encoding="utf-8"))["install"]
     return [{"name": canonical(entry["metadata"]["name"]), "version": entry["metadata"]["version"],
              "requires": entry["metadata"].get("requires_dist") or [],

@@ -87,19 +87,32 @@ def test_feedback_per_item_as_the_instructor_chose():
         config("amp", "fail", "immediate", {}, {"speed": "sometimes"})
 
 
-def _wheel(path, requires, extra=""):
-    import zipfile
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("x-0.1.dist-info/METADATA", "Name: x\n" + "".join(f"Requires-Dist: {r}\n" for r in requires))
-        archive.writestr("x/__init__.py", extra)
-    return path
+@pytest.mark.quick
+def test_a_remembered_resolution_is_keyed_by_what_pip_resolves():
+    """``collect_wheels`` skips pip's resolution when one for the same set and Python is in the cache: the key
+    changes with the Python and torch's index, not with the package's own code (which changes at every commit)."""
+    from autograder.course.gradescope.bundle import set_key
+    assert set_key("3.10") == set_key("3.10") != set_key("3.12")
+    assert set_key("3.10") != set_key("3.10", "https://download.pytorch.org/whl/cpu")
 
 
 @pytest.mark.quick
-def test_a_remembered_resolution_is_keyed_by_what_pip_resolves(tmp_path):
-    """``collect_wheels`` skips pip's resolution when one for the same dependencies is in the cache: the key changes
-    with a dependency, not with the package's own code (which changes at every commit)."""
-    from autograder.course.gradescope.bundle import _requirements_key
-    one = _requirements_key(_wheel(tmp_path / "a.whl", ["numpy", "nbgrader>=0.9"]))
-    assert one == _requirements_key(_wheel(tmp_path / "b.whl", ["nbgrader>=0.9", "numpy"], extra="x = 1"))
-    assert one != _requirements_key(_wheel(tmp_path / "c.whl", ["numpy", "nbgrader>=0.10"]))
+def test_a_bundle_of_several_assignments_grades_the_one_named(tmp_path):
+    """The Gradescope assignment's title names it; else the uploaded notebook's name; else nothing is graded, saying
+    which notebooks to upload. A bundle of one assignment grades that one."""
+    import json
+
+    from autograder.course.gradescope.run import choose_assignment
+
+    layout = Layout(tmp_path)
+    layout.submission.mkdir(parents=True)
+    course = ["basics", "amp", "memory"]
+    assert choose_assignment(layout, ["amp"]) == ("amp", None)
+    assignment, why = choose_assignment(layout, course)
+    assert assignment is None and "upload exactly one of basics.ipynb, amp.ipynb, memory.ipynb" in why
+    (layout.submission / "memory.ipynb").write_text("{}")
+    assert choose_assignment(layout, course) == ("memory", None)
+    layout.metadata.write_text(json.dumps({"assignment": {"title": "Lab 8: AMP (mixed precision)"}}))
+    assert choose_assignment(layout, course) == ("amp", None)        # the title wins over the file's name
+    layout.metadata.write_text(json.dumps({"assignment": {"title": "Lab 2: example"}}))
+    assert choose_assignment(layout, course) == ("memory", None)     # "example" names none of them
