@@ -53,7 +53,8 @@ def test_a_command_without_its_extra_says_which_to_install(tmp_path):
     settings.write_text('{"grading": {"db_url": "postgresql+psycopg://grader@127.0.0.1:9/gradebook"}}')
     program = ("import sys; sys.modules['psycopg'] = None\n"
                "from autograder.course.cli import main\n"
-               f"sys.exit(main(['--course', {str(tmp_path)!r}, 'export', 'basics', '--csv', 'grades.csv']))")
+               f"sys.exit(main(['--course', {str(tmp_path)!r}, 'export', 'basics', '--csv', "
+               f"{str(tmp_path / 'grades.csv')!r}]))")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={**os.environ, "AUTOGRADER_SETTINGS": str(settings)})
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [

@@ -187,7 +187,7 @@ def test_the_bundles_hold_what_grading_needs_and_no_more(bundles, wheels):
     size_mb = course.stat().st_size / 2**20
     required_mb = sum(path.stat().st_size for name, path in wheels.items()
                       if name.startswith(("torch-", "opencv_python_headless-", "numpy-"))) / 2**20
-    print(f"\nthe course's bundle: {size_mb:.0f} MB, {len(wheels)} wheels; torch, OpenCV and NumPy {required_mb:.0f} MB")
+    print(f"\nthe course's bundle: {size_mb:.0f} MB, {len(wheels)} wheels; torch, OpenCV, NumPy {required_mb:.0f} MB")
     assert size_mb < required_mb + 20, "more than 20 MB beyond the three wheels grading cannot do without"
 
 

@@ -116,3 +116,27 @@ def test_a_bundle_of_several_assignments_grades_the_one_named(tmp_path):
     assert choose_assignment(layout, course) == ("amp", None)        # the title wins over the file's name
     layout.metadata.write_text(json.dumps({"assignment": {"title": "Lab 2: example"}}))
     assert choose_assignment(layout, course) == ("memory", None)     # "example" names none of them
+
+
+@pytest.mark.quick
+def test_setup_stops_in_one_line_on_an_image_without_the_bundles_python(tmp_path):
+    """A bundle for a Python the image lacks: setup.sh installs nothing (no PPA) and names the image to choose."""
+    import shutil
+    import subprocess
+
+    from autograder.course.gradescope import templates
+
+    def runs(version):
+        found = shutil.which(f"python{version}")
+        return found is not None and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0
+
+    absent = next((v for v in ("3.10", "3.12", "3.13", "3.9") if not runs(v)), None)
+    if absent is None:
+        pytest.skip("every Python this test could ask for is installed here")
+    script = tmp_path / "setup.sh"
+    script.write_text(templates.SETUP_SH.replace("@PYTHON@", absent).replace("@IMAGE@", "Ubuntu 22.04"))
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and not done.stderr and len(done.stdout.splitlines()) == 1, done
+    assert done.stdout.startswith(f"setup.sh: this bundle's wheels are for Python {absent} and this image has Python")
+    assert "choose the base image Ubuntu 22.04 in Gradescope" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["setup.sh"]

@@ -16,8 +16,10 @@ BASELINE_USER=epl-baseline
 WANTED=@PYTHON@
 
 PYTHON="$(command -v "python$WANTED" || true)"
-if [ -z "$PYTHON" ]; then
-    echo "setup.sh: this bundle's wheels are for Python $WANTED, and the image has $(python3 --version 2>&1 || echo no python3): choose the base image @IMAGE@ in Gradescope, or rebuild the bundle with --python of this image (docs/gradescope.md)"
+if [ -z "$PYTHON" ] || ! "$PYTHON" -c 'import sys' >/dev/null 2>&1; then     # not there, or a shim of none
+    HAVE="$(python3 --version 2>&1 || echo no python3)"
+    echo "setup.sh: this bundle's wheels are for Python $WANTED and this image has $HAVE: choose the base image" \
+         "@IMAGE@ in Gradescope, or rebuild the bundle with --python of this image (docs/gradescope.md)"
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -29,7 +31,8 @@ apt_install() {
 }
 if ! "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1; then
     # Ubuntu's python3 comes without venv: its own package, from Ubuntu's archive.
-    apt_install "python$WANTED-venv" || { echo "setup.sh: python$WANTED has no venv module (apt-get install python$WANTED-venv)"; exit 1; }
+    apt_install "python$WANTED-venv" \
+        || { echo "setup.sh: python$WANTED has no venv module (apt-get install python$WANTED-venv)"; exit 1; }
 fi
 if ! command -v bwrap >/dev/null 2>&1; then
     # bubblewrap is the first choice where the container allows user namespaces; without it the fallback is used.
