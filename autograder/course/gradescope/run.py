@@ -2,7 +2,8 @@
 
 Gradescope runs this as root for each submission (the bundle's ``run_autograder`` calls
 ``python -I -m autograder.course.gradescope.run``). In order: lock the grader's files away from the worker's user
-(``/autograder/source`` and the submission 0700, the results directory root's); find the notebook named for the
+(``/autograder/source`` and the submission 0700, the results directory root's); choose the assignment (a bundle of
+several: the one the Gradescope title names, else the notebook uploaded); find the notebook named for the
 assignment (missing, several or unreadable: every item 0, saying why); take its cells as nbgrader would
 (``jobs.job_cells`` with the instructor's cells from the bundle's ``source_map.json``); draw the hidden seed; grade
 through ``jobs.grade_job_here`` (the student's code in a worker, every check here, the same path as ``grade``), in
