@@ -48,9 +48,13 @@ def test_prune_drops_what_only_a_pruned_package_needs():
         _package("markupsafe"), _package("sqlalchemy", ["greenlet; python_version < '3.14'"]), _package("greenlet"),
         _package("dask", ["distributed==2026.1; extra == 'distributed'"], extras=["distributed"]),
         _package("distributed", ["tornado"]), _package("tornado"), _package("pytest"),
+        _package("nbconvert", ["bleach[css]!=5.0.0"]), _package("bleach", ["tinycss2<1.5,>=1.1.0; extra == 'css'"]),
+        _package("tinycss2"),
     ]
     kept = {package["name"] for package in wheelhouse.prune(resolved, ["nbgrader>=0.9", "dask[distributed]"])}
     assert kept == {"nbgrader", "sqlalchemy", "greenlet", "jinja2", "markupsafe", "dask", "distributed", "tornado"}
+    kept = {package["name"] for package in wheelhouse.prune(resolved, ["nbconvert"])}
+    assert kept == {"nbconvert", "bleach", "tinycss2"}           # bleach's extra css, asked for by nbconvert
 
 
 @pytest.mark.quick

@@ -96,28 +96,40 @@ def resolve(requirements, python, *, find_links=(), extra_index=None, no_deps=Fa
              "extras": entry.get("requested_extras") or []} for entry in installed]
 
 
-def _edges(package):
-    """The names ``package`` requires: each ``Requires-Dist`` but those of an extra nobody asked for."""
+def _requirement(text):
+    """``(name, extras)`` of a requirement such as ``"bleach[css]!=5.0.0; extra == 'x'"``."""
+    found = re.match(r"\s*([A-Za-z0-9._-]+)\s*(?:\[([^\]]*)\])?", text)
+    return canonical(found.group(1)), {canonical(e) for e in (found.group(2) or "").split(",") if e.strip()}
+
+
+def _edges(package, extras):
+    """``(name, extras)`` for each ``Requires-Dist`` of ``package`` but those of an extra not in ``extras``."""
     for line in package["requires"]:
-        name, _, marker = line.partition(";")
+        requirement, _, marker = line.partition(";")
         extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
-        if extra and canonical(extra.group(1)) not in {canonical(e) for e in package["extras"]}:
+        if extra and canonical(extra.group(1)) not in extras:
             continue
-        yield canonical(re.match(r"\s*([A-Za-z0-9._-]+)", name).group(1))
+        yield _requirement(requirement)
 
 
 def prune(resolved, requirements, pruned=PRUNED):
-    """The packages of ``resolved`` reachable from ``requirements`` without passing through a ``pruned`` one."""
+    """The packages of ``resolved`` reachable from ``requirements`` without passing through a ``pruned`` one; an
+    extra asked for on the way (``bleach[css]``) brings what it requires."""
     by_name = {package["name"]: package for package in resolved}
-    wanted = [canonical(re.match(r"\s*([A-Za-z0-9._-]+)", r).group(1)) for r in requirements]
-    kept, todo = {}, [name for name in wanted if name in by_name]
+    roots = [_requirement(r) for r in requirements]
+    wanted = {name for name, _ in roots}
+    extras = {name: set(asked) | {canonical(e) for e in by_name[name]["extras"]} for name, asked in roots
+              if name in by_name}
+    todo = list(extras)
     while todo:
         name = todo.pop()
-        if name in kept or (name in pruned and name not in wanted):
-            continue
-        kept[name] = by_name[name]
-        todo += [child for child in _edges(by_name[name]) if child in by_name]
-    return sorted(kept.values(), key=lambda package: package["name"])
+        for child, asked in _edges(by_name[name], extras[name]):
+            if child not in by_name or (child in pruned and child not in wanted):
+                continue
+            if child not in extras or not asked <= extras[child]:
+                extras[child] = extras.get(child, set()) | asked
+                todo.append(child)
+    return sorted((by_name[name] for name in extras), key=lambda package: package["name"])
 
 
 def pins(packages):
