@@ -177,8 +177,10 @@ def main(argv=None):
         print(f"Cannot write the wheelhouse: {error}", file=sys.stderr)
         return 1
     (out / "requirements.txt").write_text("\n".join(pins(packages)) + "\n", encoding="utf-8")
-    size = sum(path.stat().st_size for path in found)
-    print(f"wrote {len(found)} wheels ({size / 2**20:.0f} MB) and requirements.txt into {out}: copy the folder to the "
+    wanted = {(package["name"], package["version"]) for package in packages}
+    mine = [path for path in found if (canonical(path.name.split("-")[0]), path.name.split("-")[1]) in wanted]
+    size = sum(path.stat().st_size for path in mine)
+    print(f"wrote {len(mine)} wheels ({size / 2**20:.0f} MB) and requirements.txt into {out}: copy the folder to the "
           "GPU machine and run scripts/validate-gpu.sh --wheels FOLDER there")
     return 0
 
