@@ -3,7 +3,7 @@
 #   bash scripts/validate-gpu.sh [--wheels DIR] [--report FILE]
 # On a machine with an NVIDIA GPU, PyTorch 2.11 or newer and no package index. --wheels: the folder that
 # scripts/gpu-wheelhouse.sh wrote (on a machine with an index) for this Python; its wheels are installed with
-# --no-deps into .gpu-validation/site, which comes first on PYTHONPATH: the machine's own torch is never replaced.
+# --no-deps into .gpu-validation/venv, a venv with the system's site packages: the machine's own torch is never replaced.
 # Then, within 8 minutes: `pytest -m gpu`, the checks' proofs with their CUDA cases (references, second solutions
 # and mutants, in process and through the trusted grader), the demo with its gradebook, and the AMP and speed
 # calibration benchmarks. It writes one markdown report (device, driver, PyTorch, every result, every calibration
@@ -35,24 +35,25 @@ fi
 
 STATE="$ROOT/.gpu-validation"
 mkdir -p "$STATE"
-SITE="$STATE/site"
 if [ -n "$WHEELS" ]; then
     if [ ! -f "$WHEELS/requirements.txt" ]; then
         echo "validate-gpu: $WHEELS/requirements.txt is missing: write the folder with scripts/gpu-wheelhouse.sh --python $("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
         exit 1
     fi
-    echo "validate-gpu: installing $(grep -c . "$WHEELS/requirements.txt") wheels from $WHEELS into $SITE (--no-deps: torch stays the machine's)"
-    rm -rf "$SITE"
-    if ! "$PYTHON" -m pip install -q --no-index --no-deps --disable-pip-version-check --target "$SITE" \
-            --find-links "$WHEELS" -r "$WHEELS/requirements.txt"; then
-        echo "validate-gpu: the wheels did not install (above); nothing was run."
+    # A venv that sees the machine's own packages (its torch) and adds the wheels before them: the sandboxed worker
+    # is shown the interpreter's prefixes, so the wheels must live in one (not in a PYTHONPATH folder).
+    VENV="$STATE/venv"
+    echo "validate-gpu: installing $(grep -c . "$WHEELS/requirements.txt") wheels from $WHEELS into $VENV (--system-site-packages, --no-deps: torch stays the machine's)"
+    rm -rf "$VENV"
+    if ! "$PYTHON" -m venv --system-site-packages "$VENV" \
+            || ! "$VENV/bin/python" -m pip install -q --no-index --no-deps --disable-pip-version-check \
+                 --find-links "$WHEELS" -r "$WHEELS/requirements.txt"; then
+        echo "validate-gpu: the wheels did not install (above; Debian and Ubuntu need python3-venv); nothing was run."
         exit 1
     fi
-    export PYTHONPATH="$SITE:$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-    export PATH="$SITE/bin:$PATH"
-else
-    export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+    PYTHON="$VENV/bin/python"
 fi
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 missing="$("$PYTHON" -c 'import importlib.util as u; print(" ".join(m for m in ("nbgrader", "dask", "distributed", "cv2", "numpy", "pytest", "xdist", "hypothesis") if u.find_spec(m) is None))')"
 if [ -n "$missing" ]; then
     echo "validate-gpu: missing here: $missing (run scripts/gpu-wheelhouse.sh on a machine with an index, then pass --wheels DIR)"
