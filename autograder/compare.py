@@ -121,7 +121,7 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     except AssertionError as error:
         matched = [(words, known_hint) for words, mistake, known_hint in known
-                   if torch.allclose(a, mistake(e), rtol=rtol, atol=atol, equal_nan=equal_nan)]
+                   if _matches(a, _on_cpu(mistake(e), like=a), rtol=rtol, atol=atol, equal_nan=equal_nan)]
         if len(matched) == 1:
             (words, known_hint), = matched
             raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + context(inputs)
@@ -133,6 +133,20 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
         raise CheckFailure(check, f"{what} differs from the reference (rtol={rtol:g}, atol={atol:g}).\n{details}"
                            + context(inputs) + "\n" + expected_and_got(actual.detach().cpu(), e, a),
                            hint=hint, kind=kind) from None
+
+
+def _on_cpu(value, *, like):
+    """A known mistake's value as the comparison holds ``actual``: on the CPU, in float64 where ``like`` is. A mistake
+    is often built from the case's inputs, which live on the student's device (CUDA), while the comparison is made on
+    the CPU."""
+    value = (value if isinstance(value, torch.Tensor) else torch.as_tensor(value)).detach().cpu()
+    return value.double() if like.is_floating_point() and (value.is_floating_point() or value.dtype == torch.bool) \
+        else value
+
+
+def _matches(a, mistaken, *, rtol, atol, equal_nan):
+    """``a`` is ``mistaken`` within the tolerance, both on the CPU."""
+    return torch.allclose(a, mistaken.to(a.dtype), rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def expected_and_got(actual, expected64, actual64):

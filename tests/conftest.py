@@ -89,7 +89,7 @@ def playwright():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        missing("Playwright is not installed: pip install -e . installs it", "the browser and hub tests")
+        missing("Playwright is not installed: pip install -e '.[test]' installs it", "the browser and hub tests")
     with sync_playwright() as driver:
         yield driver
 

@@ -2,6 +2,7 @@
 ``after-grading/``; plain HTML and CSS, no JavaScript."""
 
 import html
+import importlib.util
 from pathlib import Path
 
 from .analysis import (BROKEN, HIGH, LOW, STATUS_ORDER, STRONG, TRIVIAL, WEAK, AssignmentStats, analyse_course)
@@ -18,8 +19,14 @@ table { border-collapse: collapse; } td, th { padding: 0.3em 0.7em; border-botto
 """
 
 
+NO_PICTURES = "pictures left out: matplotlib is not installed: pip install -e '.[analysis]'"
+
+
 def _plots(stats, folder):
-    """Write the histogram of points and the items' pass rates; returns their names inside ``folder``."""
+    """Write the histogram of points and the items' pass rates; returns their names inside ``folder`` (None without
+    matplotlib, the extra ``analysis``: the pages are written without pictures)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
@@ -104,12 +111,22 @@ def assignment_page(stats: AssignmentStats, plots):
 <h2>Suspicious items</h2>
 {'<table><tr>' + SUSPICIOUS_HEAD + '</tr>' + ''.join(suspicious) + '</table>' if suspicious else '<p>None.</p>'}
 <p class="note">{HOW_TO_READ}</p>
-<h2>Points</h2><p class="note">{BEFORE_LATE}</p><img src="plots/{plots[0]}" alt="histogram of the points of {html.escape(stats.assignment)}">
-<h2>Items</h2><img src="plots/{plots[1]}" alt="share of students who earned each item">
+{_pictures(stats, plots)}
 <table><tr><th>item</th><th>check</th><th>points</th><th>pass rate</th><th>students</th>
 <th>most frequent failures (check's property; numbers masked)</th></tr>{''.join(rows)}</table>
 </body></html>
 """
+
+
+def _pictures(stats, plots):
+    """The points' histogram and the items' pass rates (points before any late penalty), or a note where matplotlib
+    is missing."""
+    head = f'<h2>Points</h2><p class="note">{BEFORE_LATE}</p>'
+    if plots is None:
+        return f'{head}<p class="note">The {NO_PICTURES}.</p>\n<h2>Items</h2>'
+    name = html.escape(stats.assignment)
+    return (f'{head}<img src="plots/{plots[0]}" alt="histogram of the points of {name}">\n'
+            f'<h2>Items</h2><img src="plots/{plots[1]}" alt="share of students who earned each item">')
 
 
 def course_page(all_stats):
@@ -146,6 +163,9 @@ def write_pages(course, assignments=None, progress=print):
         if progress:
             progress("No verdict record found under grading-records/: grade first (python -m autograder grade).")
         return None
+    out.mkdir(parents=True, exist_ok=True)
+    if progress and importlib.util.find_spec("matplotlib") is None:
+        progress(f"  The {NO_PICTURES}")
     for stats in all_stats:
         plots = _plots(stats, out / "plots")
         (out / f"analysis-{stats.assignment}.html").write_text(assignment_page(stats, plots), encoding="utf-8")

@@ -20,6 +20,10 @@ DOING = {"settings": "list the settings", "collect-zip": "collect", "similarity"
 # The commands that name a topic of the checks package and need no course (``check`` runs in the student kit).
 TOPIC_COMMANDS = {"check": "topic", "settings": "topics"}
 
+# The modules of pyproject.toml's extras (not installed by `pip install -e .`), and the extra that brings each.
+EXTRAS = {"matplotlib": "analysis", "psycopg": "postgres", "jupyterhub": "hub", "pytest": "test",
+          "hypothesis": "test", "playwright": "test"}
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description="Effective PyTorch Lab course tools.")
@@ -121,10 +125,18 @@ def main(argv=None):
                                    "the answers (what students install)")
     p.add_argument("-o", "--out", metavar="DIR", help="where to write it (default: kit/ in the course directory)")
 
-    p = sub.add_parser("gradescope", help="write Gradescope's autograder.zip for one assignment: setup.sh, "
-                                          "run_autograder and pinned wheels (docs/gradescope.md)")
-    p.add_argument("assignment", help="the assignment, e.g. stability")
-    p.add_argument("-o", "--out", metavar="ZIP", help="where to write it (default: autograder-<assignment>.zip)")
+    p = sub.add_parser("gradescope", help="write Gradescope's autograder.zip for one assignment or several: "
+                                          "setup.sh, run_autograder and pinned wheels (docs/gradescope.md)")
+    p.add_argument("assignments", nargs="*", help="the assignments it grades (default: every one Gradescope can)")
+    p.add_argument("-o", "--out", metavar="ZIP", help="where to write it (default: autograder.zip, or "
+                                                      "autograder-<assignment>.zip for one)")
+    p.add_argument("--image", choices=("ubuntu-22.04", "ubuntu-24.04"), default="ubuntu-22.04",
+                   help="Gradescope's base image: its python3 (3.10, 3.12) is the wheels' Python (default: "
+                        "ubuntu-22.04)")
+    p.add_argument("--python", choices=("3.10", "3.11", "3.12", "3.13"),
+                   help="the wheels' Python, for an image other than those (default: the image's)")
+    p.add_argument("--torch-index", metavar="URL",
+                   help="an index with torch's CPU wheels, e.g. https://download.pytorch.org/whl/cpu")
     p.add_argument("--gpu-items", choices=("waive", "fail"), default="waive",
                    help="GPU-only items, since Gradescope has no GPU: waive (out of the total) or fail (0); "
                         "default: waive")
@@ -152,6 +164,11 @@ def main(argv=None):
     except ModuleNotFoundError as error:   # in the student kit, which has only the tools `check` needs
         from ..kit_contents import in_kit
         module = (error.name or "").split(".")
+        extra = EXTRAS.get(module[0])
+        if extra:                            # pyproject.toml's extras: not what grading needs
+            print(f"`python -m autograder {args.command}` needs {module[0]}, which is not installed: "
+                  f"pip install -e '.[{extra}]'", file=sys.stderr)
+            return 2
         grader_side = module[:2] in (["autograder", "course"], ["autograder", "engine"])
         if not grader_side or in_kit("/".join(module[1:]) + ".py"):
             raise
@@ -308,8 +325,9 @@ def _run(parser, args):
         return review(args.course, accept=args.accept, reject=args.reject, note=args.note, everything=args.all)
     if args.command == "gradescope":
         from .gradescope.bundle import main as gradescope
-        return gradescope(args.course, args.assignment, out=args.out, gpu_items=args.gpu_items,
-                          feedback=args.feedback, wheels=args.wheels, item_feedback=args.item_feedback)
+        return gradescope(args.course, args.assignments, out=args.out, gpu_items=args.gpu_items,
+                          feedback=args.feedback, wheels=args.wheels, item_feedback=args.item_feedback,
+                          image=args.image, python=args.python, torch_index=args.torch_index)
     if args.command == "pending":
         from .report import pending_text
         print(pending_text(args.course))

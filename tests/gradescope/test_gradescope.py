@@ -1,7 +1,8 @@
 """The Gradescope bundle, built for every assignment and run as Gradescope would, where bubblewrap cannot work.
 
-Once per session: the wheel set (``bundle.collect_wheels``, into the shared cache ``EPL_GRADESCOPE_WHEELS`` or
-``~/.cache/epl-gradescope-wheels``), a bundle per assignment, and ``setup.sh`` run into a fresh
+Once per session: the wheel set for this Python (``bundle.collect_wheels``, into the shared cache
+``EPL_GRADESCOPE_WHEELS`` or ``~/.cache/epl-gradescope-wheels``), one bundle for every assignment (the course's) and
+one for operators alone, and ``setup.sh`` run into a fresh
 ``/autograder/venv`` inside a container like Gradescope's (``outer.DockerLike``: real root, a seccomp filter that
 refuses namespaces, the test's own ``/autograder``, ``/etc`` and ``/tmp``). Then ``run_autograder`` grades, as root
 there: the reference of each assignment (full marks; the GPU item of amp waived; stability's is the run of the
@@ -14,6 +15,7 @@ process of the worker's user is left. Each run's time and peak memory are printe
 import json
 import os
 import shutil
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -38,27 +40,31 @@ BUGGY = TOPICS                           # the demo's buggy student of every ass
 HOSTILE_TOPIC = "stability"
 SHORT = {"call_timeout_s": 10, "grading": {"cell_timeout_s": 8, "submission_timeout_s": 25}}
 RUN_TIMEOUT_S = 300
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"    # the container runs this machine's python3
+SINGLE = "operators"                     # the bundle of one assignment
 
 
 @pytest.fixture(scope="session")
 def wheels():
     cache = Path(os.environ.get("EPL_GRADESCOPE_WHEELS", bundle.WHEEL_CACHE))
     started = time.perf_counter()
-    found = bundle.collect_wheels(ROOT, cache)
+    found = bundle.collect_wheels(ROOT, cache, PYTHON)
     print(f"\nthe wheel set: {time.perf_counter() - started:.0f} s")
     return found
 
 
 @pytest.fixture(scope="module")
 def bundles(wheels, tmp_path_factory):
-    """A bundle per assignment: the first with its wheels, the others without (the same 450 MB, installed once)."""
+    """``{topic: (zip, topic)}``: the course's bundle (every assignment, with the wheels) for each topic, but
+    ``SINGLE``'s own bundle (without the wheels: the same set, installed once) for ``SINGLE``."""
     out = tmp_path_factory.mktemp("bundles")
     started = time.perf_counter()
-    built = {topic: bundle.build_bundle(ROOT, topic, out / f"{topic}.zip", wheels=wheels, gpu_items="waive",
-                                        feedback="after_due_date", settings_values={}, with_wheels=topic == TOPICS[0])
-             for topic in TOPICS}
-    print(f"\n{len(built)} bundles: {time.perf_counter() - started:.0f} s")
-    return built
+    options = {"wheels": wheels, "python": PYTHON, "gpu_items": "waive", "feedback": "after_due_date",
+               "settings_values": {}}
+    course = bundle.build_bundle(ROOT, TOPICS, out / "autograder.zip", **options)
+    single = bundle.build_bundle(ROOT, SINGLE, out / f"autograder-{SINGLE}.zip", with_wheels=False, **options)
+    print(f"\n2 bundles: {time.perf_counter() - started:.0f} s, the course's {course.stat().st_size / 2**20:.0f} MB")
+    return {topic: (single if topic == SINGLE else course, topic) for topic in TOPICS}
 
 
 def unpack_spec(zip_path, source):
@@ -74,11 +80,11 @@ def unpack_spec(zip_path, source):
 class Gradescope:
     """``/autograder`` (the test's directory) in a DockerLike container, set up once."""
 
-    def __init__(self, base, first_bundle):
+    def __init__(self, base, course_bundle):
         self.root = base / "autograder"
         self.source = self.root / "source"
         self.source.mkdir(parents=True)
-        with zipfile.ZipFile(first_bundle) as archive:
+        with zipfile.ZipFile(course_bundle) as archive:
             archive.extractall(self.source)
         for name in ("setup.sh", "run_autograder"):
             os.chmod(self.source / name, 0o755)
@@ -93,9 +99,11 @@ class Gradescope:
                 return int(line.split(":")[2])
         return None
 
-    def grade(self, zip_path, notebook, metadata=None, settings=None, name=None):
-        """results.json of ``run_autograder`` for ``notebook`` (a dict, or bytes as uploaded)."""
-        topic = json.loads(zipfile.ZipFile(zip_path).read("gradescope.json"))["assignment"]
+    def grade(self, target, notebook, metadata=None, settings=None, name=None):
+        """results.json of ``run_autograder`` for ``notebook`` (a dict, or bytes as uploaded), uploaded as
+        ``<topic>.ipynb`` (or ``name``); ``target``: ``(zip, topic)``."""
+        zip_path, topic = target
+        shutil.rmtree(self.source / "notebooks", ignore_errors=True)
         unpack_spec(zip_path, self.source)
         if settings is not None:
             config = json.loads((self.source / "gradescope.json").read_text())
@@ -131,7 +139,7 @@ class Run:
 
 @pytest.fixture(scope="module")
 def gradescope(bundles, tmp_path_factory):
-    return Gradescope(tmp_path_factory.mktemp("gradescope"), bundles[TOPICS[0]])
+    return Gradescope(tmp_path_factory.mktemp("gradescope"), bundles[TOPICS[0]][0])
 
 
 def reference_answers(topic):
@@ -155,19 +163,32 @@ def test_bwrap_cannot_make_a_sandbox_in_the_container(gradescope):
     assert "UNAVAILABLE" in probe.stdout, probe.stdout
 
 
-def test_every_bundle_pins_the_same_wheels(bundles, wheels):
-    """The full bundle holds every wheel of the set, torch's CPU build and ours among them; every bundle pins them
-    all alike in requirements.txt."""
-    assert bundle.wheel_names(bundles[TOPICS[0]]) == sorted(wheels)
+def test_the_bundles_hold_what_grading_needs_and_no_more(bundles, wheels):
+    """The course's bundle holds every wheel of the set, torch's CPU build and ours among them, and nothing grading
+    never imports (JupyterLab, notebook, nbgrader, Dask, JupyterHub, Playwright, the PostgreSQL driver, pytest,
+    matplotlib); both bundles pin the set alike in requirements.txt; every assignment's notebook and graded cells."""
+    course, _ = bundles[TOPICS[0]]
+    single, _ = bundles[SINGLE]
+    assert bundle.wheel_names(course) == sorted(wheels) and not bundle.wheel_names(single)
     assert any(n.startswith("torch-2.13.0+cpu") for n in wheels) and any(n.startswith("effective_pytorch_lab-")
                                                                           for n in wheels)
-    pins = {topic: zipfile.ZipFile(path).read("requirements.txt").decode().split() for topic, path in bundles.items()}
-    assert all(found == pins[TOPICS[0]] for found in pins.values())
-    assert len(pins[TOPICS[0]]) == len(wheels) and "torch==2.13.0+cpu" in pins[TOPICS[0]]
-    with zipfile.ZipFile(bundles["stability"]) as archive:
+    names = {n.split("-")[0].lower() for n in wheels}
+    assert not names & {"jupyterlab", "notebook", "nbgrader", "dask", "distributed", "jupyterhub", "playwright",
+                        "psycopg", "psycopg_binary", "pytest", "matplotlib", "hypothesis"}, names
+    pins = [zipfile.ZipFile(path).read("requirements.txt").decode().split() for path in (course, single)]
+    assert pins[0] == pins[1] and len(pins[0]) == len(wheels) and "torch==2.13.0+cpu" in pins[0]
+    with zipfile.ZipFile(course) as archive:
         listed = set(archive.namelist())
-    assert {"setup.sh", "run_autograder", "README.md", "gradescope.json", "source_map.json",
-            "stability.ipynb", "requirements.txt"} <= listed
+        config = json.loads(archive.read("gradescope.json"))
+        maps = json.loads(archive.read("source_map.json"))
+    assert {"setup.sh", "run_autograder", "README.md", "gradescope.json", "source_map.json", "requirements.txt",
+            *(f"notebooks/{topic}.ipynb" for topic in TOPICS)} <= listed
+    assert config["assignments"] == TOPICS and config["python"] == PYTHON and sorted(maps) == sorted(TOPICS)
+    size_mb = course.stat().st_size / 2**20
+    required_mb = sum(path.stat().st_size for name, path in wheels.items()
+                      if name.startswith(("torch-", "opencv_python_headless-", "numpy-"))) / 2**20
+    print(f"\nthe course's bundle: {size_mb:.0f} MB, {len(wheels)} wheels; torch, OpenCV, NumPy {required_mb:.0f} MB")
+    assert size_mb < required_mb + 20, "more than 20 MB beyond the three wheels grading cannot do without"
 
 
 def test_setup_installs_from_the_bundle_alone(gradescope):

@@ -87,19 +87,56 @@ def test_feedback_per_item_as_the_instructor_chose():
         config("amp", "fail", "immediate", {}, {"speed": "sometimes"})
 
 
-def _wheel(path, requires, extra=""):
-    import zipfile
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("x-0.1.dist-info/METADATA", "Name: x\n" + "".join(f"Requires-Dist: {r}\n" for r in requires))
-        archive.writestr("x/__init__.py", extra)
-    return path
+@pytest.mark.quick
+def test_a_remembered_resolution_is_keyed_by_what_pip_resolves():
+    """``collect_wheels`` skips pip's resolution when one for the same set and Python is in the cache: the key
+    changes with the Python and torch's index, not with the package's own code (which changes at every commit)."""
+    from autograder.course.gradescope.bundle import set_key
+    assert set_key("3.10") == set_key("3.10") != set_key("3.12")
+    assert set_key("3.10") != set_key("3.10", "https://download.pytorch.org/whl/cpu")
 
 
 @pytest.mark.quick
-def test_a_remembered_resolution_is_keyed_by_what_pip_resolves(tmp_path):
-    """``collect_wheels`` skips pip's resolution when one for the same dependencies is in the cache: the key changes
-    with a dependency, not with the package's own code (which changes at every commit)."""
-    from autograder.course.gradescope.bundle import _requirements_key
-    one = _requirements_key(_wheel(tmp_path / "a.whl", ["numpy", "nbgrader>=0.9"]))
-    assert one == _requirements_key(_wheel(tmp_path / "b.whl", ["nbgrader>=0.9", "numpy"], extra="x = 1"))
-    assert one != _requirements_key(_wheel(tmp_path / "c.whl", ["numpy", "nbgrader>=0.10"]))
+def test_a_bundle_of_several_assignments_grades_the_one_named(tmp_path):
+    """The Gradescope assignment's title names it; else the uploaded notebook's name; else nothing is graded, saying
+    which notebooks to upload. A bundle of one assignment grades that one."""
+    import json
+
+    from autograder.course.gradescope.run import choose_assignment
+
+    layout = Layout(tmp_path)
+    layout.submission.mkdir(parents=True)
+    course = ["basics", "amp", "memory"]
+    assert choose_assignment(layout, ["amp"]) == ("amp", None)
+    assignment, why = choose_assignment(layout, course)
+    assert assignment is None and "upload exactly one of basics.ipynb, amp.ipynb, memory.ipynb" in why
+    (layout.submission / "memory.ipynb").write_text("{}")
+    assert choose_assignment(layout, course) == ("memory", None)
+    layout.metadata.write_text(json.dumps({"assignment": {"title": "Lab 8: AMP (mixed precision)"}}))
+    assert choose_assignment(layout, course) == ("amp", None)        # the title wins over the file's name
+    layout.metadata.write_text(json.dumps({"assignment": {"title": "Lab 2: example"}}))
+    assert choose_assignment(layout, course) == ("memory", None)     # "example" names none of them
+
+
+@pytest.mark.quick
+def test_setup_stops_in_one_line_on_an_image_without_the_bundles_python(tmp_path):
+    """A bundle for a Python the image lacks: setup.sh installs nothing (no PPA) and names the image to choose."""
+    import shutil
+    import subprocess
+
+    from autograder.course.gradescope import templates
+
+    def runs(version):
+        found = shutil.which(f"python{version}")
+        return found is not None and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0
+
+    absent = next((v for v in ("3.10", "3.12", "3.13", "3.9") if not runs(v)), None)
+    if absent is None:
+        pytest.skip("every Python this test could ask for is installed here")
+    script = tmp_path / "setup.sh"
+    script.write_text(templates.SETUP_SH.replace("@PYTHON@", absent).replace("@IMAGE@", "Ubuntu 22.04"))
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and not done.stderr and len(done.stdout.splitlines()) == 1, done
+    assert done.stdout.startswith(f"setup.sh: this bundle's wheels are for Python {absent} and this image has Python")
+    assert "choose the base image Ubuntu 22.04 in Gradescope" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["setup.sh"]

@@ -56,7 +56,7 @@ def hub_prerequisites():
     try:
         import jupyterhub  # noqa: F401
     except ImportError:
-        missing("JupyterHub is not installed: pip install -e . installs it", "the hub tests")
+        missing("JupyterHub is not installed: pip install -e '.[test]' installs it", "the hub tests")
     if not shutil.which(CHP):
         missing(f"{CHP} is not installed: run scripts/install-system-packages.sh (npm install -g {CHP})", "the hub tests")
     chromium = os.environ.get("EPL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -65,7 +65,7 @@ def hub_prerequisites():
     try:
         from playwright.sync_api import sync_playwright  # noqa: F401
     except ImportError:
-        missing("Playwright is not installed: pip install -e . installs it", "the hub tests")
+        missing("Playwright is not installed: pip install -e '.[test]' installs it", "the hub tests")
     return chromium
 
 

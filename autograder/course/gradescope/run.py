@@ -2,7 +2,8 @@
 
 Gradescope runs this as root for each submission (the bundle's ``run_autograder`` calls
 ``python -I -m autograder.course.gradescope.run``). In order: lock the grader's files away from the worker's user
-(``/autograder/source`` and the submission 0700, the results directory root's); find the notebook named for the
+(``/autograder/source`` and the submission 0700, the results directory root's); choose the assignment (a bundle of
+several: the one the Gradescope title names, else the notebook uploaded); find the notebook named for the
 assignment (missing, several or unreadable: every item 0, saying why); take its cells as nbgrader would
 (``jobs.job_cells`` with the instructor's cells from the bundle's ``source_map.json``); draw the hidden seed; grade
 through ``jobs.grade_job_here`` (the student's code in a worker, every check here, the same path as ``grade``), in
@@ -14,6 +15,7 @@ itself is written as a grader error, never as the student's 0 for their work.
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -28,8 +30,13 @@ from ...trusted import sandbox
 from . import fallback
 from .results import late_from_metadata, results_json, zero_results
 
-CONFIG = "gradescope.json"       # in the bundle: {"assignment", "gpu_items", "feedback", "settings"}
-SOURCE_MAP = "source_map.json"   # in the bundle: jobs.source_map of the assignment (its graded cells)
+CONFIG = "gradescope.json"       # in the bundle: {"assignments", "gpu_items", "feedback", "settings", ...}
+SOURCE_MAP = "source_map.json"   # in the bundle: {assignment: jobs.source_map (its graded cells)}
+
+
+def assignments_of(config):
+    """The assignments a bundle grades (``gradescope.json``'s ``assignments``)."""
+    return list(config.get("assignments") or ([config["assignment"]] if config.get("assignment") else []))
 
 
 class Layout:
@@ -108,14 +115,36 @@ def choose_sandbox():
         return fallback.describe(str(error).split(". ")[0])
 
 
+def choose_assignment(layout, assignments):
+    """``(assignment, None)`` that this submission is for, or ``(None, why)``. A bundle of one assignment grades
+    that one; a bundle of several takes the one the Gradescope assignment's title names (``"Lab 7: stability"``),
+    else the one whose notebook was uploaded."""
+    if len(assignments) == 1:
+        return assignments[0], None
+    title = str((read_json(layout.metadata, {}).get("assignment") or {}).get("title") or "")
+    named = [name for name in assignments if re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", title, re.IGNORECASE)]
+    if len(named) == 1:
+        return named[0], None
+    uploaded = {p.stem for p in layout.submission.rglob("*.ipynb") if p.is_file() and not p.is_symlink()
+                and ".ipynb_checkpoints" not in p.parts} & set(assignments)
+    if len(uploaded) == 1:
+        return uploaded.pop(), None
+    return None, (f"This autograder grades {', '.join(assignments)}, and neither the assignment's title nor the "
+                  f"notebook uploaded says which: upload exactly one of {', '.join(f'{a}.ipynb' for a in assignments)}"
+                  ". Nothing was graded.")
+
+
 def grade(layout, config):
     """``results.json`` as a dict for the submission in ``layout``."""
-    assignment, feedback, gpu_policy = config["assignment"], config["feedback"], config["gpu_items"]
+    feedback, gpu_policy = config["feedback"], config["gpu_items"]
     options = {"feedback": feedback, "gpu_policy": gpu_policy}
+    assignment, why = choose_assignment(layout, assignments_of(config))
+    if assignment is None:
+        return {"score": 0.0, "output": why, "tests": []}
     path, why = find_notebook(layout, assignment)
     if path is None:
         return zero_results(assignment, why, **options)
-    cells, why = read_cells(path, assignment, read_json(layout.source / SOURCE_MAP, {}))
+    cells, why = read_cells(path, assignment, read_json(layout.source / SOURCE_MAP, {}).get(assignment, {}))
     if cells is None:
         return zero_results(assignment, why, **options)
     where = choose_sandbox()
@@ -155,7 +184,8 @@ def run(root):
     started = time.perf_counter()
     layout = Layout(root)
     config = read_json(layout.source / CONFIG, None) or {}
-    assignment = config.get("assignment", "")
+    names = assignments_of(config)
+    assignment = names[0] if len(names) == 1 else ""
     try:
         lock_down(layout)
         with settings_module.override(config.get("settings", {})), \

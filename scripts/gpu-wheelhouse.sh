@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The wheels scripts/validate-gpu.sh installs beyond PyTorch, for the GPU machine's Python, into one folder.
+# Run from the repository root on a machine with a package index:
+#   bash scripts/gpu-wheelhouse.sh --python 3.12 [-o gpu-wheels] [--have freeze.txt]
+# --have takes `python3 -m pip freeze` of the GPU machine: what it has already (NumPy, OpenCV) is left out.
+# Only what grading and the validation import: nbgrader and its notebook runner, Dask, NumPy, OpenCV headless,
+# pytest; no JupyterLab, JupyterHub, Playwright or PostgreSQL driver (autograder/course/wheelhouse.py says how).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+exec "$PYTHON" -m autograder.course.wheelhouse "$@"
