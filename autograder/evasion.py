@@ -1,50 +1,79 @@
-"""Constructs that only serve to hide from grading or tamper with it, found in the submitted source.
+"""What static reading cannot settle, found in the submitted source: the items that depend on it go to review.
 
-:func:`affecting` lists, for an item's answers, each such construct that the answer reaches (inside its definition
-or a top-level definition it names) or that runs at module level (it affects every item of the notebook). An item
-with any is put **under review** (:class:`autograder.errors.UnderReview`): 0 points, the construct and its line in
-the record, until an instructor accepts (the item is graded on its evidence as if not flagged) or rejects it
-(``python -m autograder review``). The list (docs/security.md):
+:func:`affecting` lists, for an item's answers, each construct that makes what runs undecidable from the source and
+that the answer reaches (in its own definitions or a module-level definition it reads, resolved with Python's own
+scoping: :mod:`autograder.source_scopes`), or that runs at module level (it affects every item of the notebook). An
+item with any is put **under review** (:class:`autograder.errors.UnderReview`): 0 points, the construct and its line
+in the record, until an instructor accepts (the item is graded on its evidence as if not flagged) or rejects it
+(``python -m autograder review``). A source fact alone never earns a point where the analysis found ambiguity.
 
-* turning off torch's modes or dispatch, or any ``torch._C`` internal: ``torch._C.DisableTorchFunction``,
-  ``torch._C._DisableTorchDispatch``, ``torch.utils._python_dispatch._disable_current_modes``, ``torch.overrides``
-  (each use, resolved through import aliases; an import alone does nothing and is not flagged);
-* assigning or deleting attributes of ``torch``, its modules or ``autograder`` (``torch.sum = ...``,
-  ``setattr(torch, ...)``), ``sys.modules``, ``builtins``/``__builtins__``;
-* importing ``autograder`` from an answer cell (a cell that defines an exercise's answer) or inside a definition,
-  or using it inside one; the notebook's own example and test cells import it legitimately;
-* ``gc.get_objects``/``get_referrers``/``get_referents``, ``sys.modules``/``sys._getframe``/``settrace``,
-  ``inspect.currentframe``/``stack``, frame attributes (``f_back``, ``f_globals``...), ``__code__``/``__globals__``/
-  ``__subclasses__``, ``ctypes``;
-* ``exec``, ``eval``, ``compile``, ``__import__``, ``importlib``; ``getattr``/``setattr``/``delattr`` with a
-  computed (non-constant) name on a module.
+The approach is not a list of forbidden spellings: names are resolved to what they are (a local, a module's
+constant attribute, a builtin), and what cannot be resolved is *unknown reach*:
+
+* **several definitions** of a name an answer reaches (the graded name itself, or a helper): under a branch, in two
+  cells, through ``global`` inside a function. Which one is in force is decided at run time;
+* **a module used as a value** (``[torch][0]``, ``f(sys)``, ``x or torch``): whatever is done with it later is
+  beyond the reading. A module may be named, aliased (``T = torch``), have constant attributes read, be printed or
+  passed to ``getattr``/``hasattr``/``isinstance``;
+* **a computed attribute** (``getattr(obj, name)`` with a non-constant name) in code an answer reaches, unless the
+  object is the function's own local data (``getattr(self, name)``); at module level, one on a module whose result
+  is called or has attributes taken. ``setattr``/``delattr`` on anything but a local; assigning or deleting an
+  attribute or item of a module (``torch.sum = ...``; ``torch.backends.*`` settings are allowed);
+* **frames and code objects** by any route: a dunder attribute outside the harmless few (``__name__``,
+  ``__class__``, ``__init__``...: ``print.__self__``, ``f.__globals__``), frame attributes (``f_back``), and the
+  modules' own frame, object and import machinery (``sys._getframe``, ``sys.modules``, ``gc.get_objects``,
+  ``inspect.currentframe``, ``ctypes``, ``builtins``, ``importlib`` but its ``metadata``);
+* **code the grader cannot read**: the builtins ``exec``/``eval``/``compile``/``__import__``/``globals``/
+  ``locals``/``vars``/``breakpoint`` (the builtin, resolved by scope: a parameter named ``eval`` is not it), loading
+  code (``marshal``, ``runpy``, ``types.FunctionType``), and importing a module that is neither in the
+  standard library nor installed (a file the notebook wrote);
+* **torch internals that can hide operations**: ``torch._C``, ``torch.overrides``, ``_disable_current_modes``...
+  (each use, resolved through aliases; an import alone does nothing); ``autograder`` imported in an answer's cell
+  or used inside a definition.
 
 Honest look-alikes stay unflagged: ``model.eval()``, ``torch.compile``, ``setattr(self, name, value)``,
-``getattr(self, name)``, a docstring that mentions ``torch._C``. A false alarm on honest code is as serious as a
-missed cheat: ``tests/test_evasion_calibration.py`` runs this over every reference, alternative, mutant, the demo's
-students and the adversarial suite's honest students. Read in process (the kit's proofs), only the answers' own
+``getattr(self, name)``, ``importlib.metadata.version("torch")``, ``dtype = getattr(torch, name)`` outside the
+graded functions, a docstring that mentions ``torch._C``. A false alarm on honest code is as serious as a missed
+cheat: ``tests/honest/`` and ``tests/test_evasion_calibration.py`` run this over a corpus of student-style answers,
+every reference, alternative and mutant, and find nothing. Read in process (the kit's proofs), only the answers' own
 definitions count: a test module that defines a student's function is no submission.
 """
 
 import ast
+import importlib.util
+import sys
+import types
 from dataclasses import dataclass
 
 from .source_rules import Finding
-from .submitted_source import import_bindings, resolve_dotted, top_level
+from .submitted_source import known_object, resolve_dotted, top_level
 
 TORCH_HIDING = ("torch._C", "torch.utils._python_dispatch", "torch.overrides", "torch._dispatch",
                 "torch.utils._mode_utils")
 HIDING_NAMES = {"_disable_current_modes", "DisableTorchFunction", "DisableTorchFunctionSubclass",
                 "_DisableTorchDispatch", "_pop_mode", "_push_mode", "_pop_mode_temporarily", "_set_torch_function_mode"}
-FORBIDDEN_MODULES = ("ctypes", "builtins", "importlib")
+UNREADABLE_MODULES = ("ctypes", "_ctypes", "builtins", "importlib", "marshal", "runpy", "code", "codeop",
+                      "_frozen_importlib", "_imp")
+# pickle is not among them: the distributed lesson's own cell unpickles what its processes send (the safe_load rule
+# reads it where an exercise loads a file); docs/security.md says what that leaves.
+READABLE = ("importlib.metadata", "importlib.resources")
 SYS_TRICKS = {"modules", "_getframe", "settrace", "setprofile", "meta_path", "path_hooks", "path_importer_cache",
-              "addaudithook", "_current_frames", "exc_info"}
+              "addaudithook", "_current_frames", "exc_info", "exception", "last_traceback", "_getframemodulename",
+              "monitoring", "builtin_module_names"}
 GC_TRICKS = {"get_objects", "get_referrers", "get_referents"}
-INSPECT_TRICKS = {"currentframe", "stack", "getouterframes", "getinnerframes", "trace", "getframeinfo"}
-FRAME_ATTRIBUTES = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "gi_frame", "cr_frame",
-                    "__code__", "__globals__", "__subclasses__", "__builtins__"}
-DYNAMIC = {"exec", "eval", "compile", "__import__", "__builtins__", "breakpoint"}
-TAMPER_ROOTS = ("torch", "autograder", "builtins", "sys", "numpy", "gc", "inspect", "importlib")
+INSPECT_TRICKS = {"currentframe", "stack", "getouterframes", "getinnerframes", "trace", "getframeinfo",
+                  "getmembers", "getclosurevars"}
+TYPES_TRICKS = {"FunctionType", "CodeType", "LambdaType", "ModuleType", "FrameType", "TracebackType"}
+FRAME_ATTRIBUTES = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
+                    "cr_frame", "ag_frame", "co_code", "co_consts"}
+HARMLESS_DUNDERS = {"__name__", "__qualname__", "__doc__", "__version__", "__module__", "__file__", "__class__",
+                    "__init__", "__call__", "__len__", "__repr__", "__str__", "__annotations__", "__all__",
+                    "__enter__", "__exit__", "__iter__", "__next__", "__getitem__", "__setitem__", "__contains__",
+                    "__post_init__", "__slots__", "__version_info__"}
+DYNAMIC = {"exec", "eval", "compile", "__import__", "breakpoint", "globals", "locals", "vars", "__builtins__",
+           "__loader__", "__spec__"}
+MODULE_SAFE_CALLS = {"getattr", "hasattr", "isinstance", "issubclass", "print", "repr", "str", "type", "id", "dir",
+                     "help", "format"}
 CONFIGURATION = ("torch.backends.",)   # settings a lesson may change (`torch.backends.cudnn.benchmark = True`)
 
 
@@ -55,36 +84,56 @@ class Evasion:
     scope: int | None         # id() of the top-level definition it is in; None: module level
 
 
-def _module_names(aliases):
-    return {name for name, dotted in aliases.items() if "." not in dotted or dotted.split(".")[0] in TAMPER_ROOTS}
+def _is_module(dotted, imported):
+    if not dotted:
+        return False
+    return dotted in imported or isinstance(known_object(dotted), types.ModuleType)
+
+
+def _readable_module(name):
+    """A module the grader can read: the standard library, or installed (not a file the notebook wrote)."""
+    root = name.split(".")[0]
+    if root in sys.stdlib_module_names or root in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(root) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 class _Scanner:
     def __init__(self, submission, answer_names):
         self.submission = submission
+        self.names = submission.names
         self.answer_cells = {d.part.label for n in answer_names for d in submission.definitions.get(n, [])}
+        self.imported = {dotted for part in submission.parts if part.tree is not None
+                         for node in ast.walk(part.tree) if isinstance(node, ast.Import)
+                         for dotted in [a.name for a in node.names]}
+        self.module_loops = set()     # names a loop binds to each module of a literal tuple: `for lib in (torch, np)`
         self.found = []
 
     def scan(self):
         for part in self.submission.parts:
             if part.tree is None:
                 continue
+            self.parent = {id(child): node for node in ast.walk(part.tree) for child in ast.iter_child_nodes(node)}
+            for node in ast.walk(part.tree):
+                if (isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name)
+                        and self._modules_listed(node.iter)):
+                    self.module_loops.add(node.target.id)
+                    self.imported.add(node.target.id)
             nested = set()
             for statement in top_level(part.tree.body):
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    aliases = dict(self.submission.aliases)
-                    for node in ast.walk(statement):
-                        if isinstance(node, (ast.Import, ast.ImportFrom)):
-                            aliases.update(import_bindings(node))
                     for node in ast.walk(statement):
                         nested.add(id(node))
-                        self.visit(part, node, aliases, id(statement), inside=True)
+                        self.visit(part, node, id(statement), inside=True)
             for statement in top_level(part.tree.body):
                 if id(statement) in nested or isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                      ast.ClassDef)):
                     continue
                 for node in _walk_statement(statement):
-                    self.visit(part, node, self.submission.aliases, None, inside=False)
+                    self.visit(part, node, None, inside=False)
         return _longest(self.found)
 
     def flag(self, part, node, construct, scope):
@@ -93,35 +142,86 @@ class _Scanner:
                    and e.finding.construct == construct for e in self.found):
             self.found.append(Evasion(finding, part.label, scope))
 
-    def visit(self, part, node, aliases, scope, inside):
+    def visit(self, part, node, scope, inside):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            dotted = [a.name for a in node.names] if isinstance(node, ast.Import) else [
-                d for _, d in import_bindings(node)]
-            for name in dotted[:1] if isinstance(node, ast.ImportFrom) else dotted:
-                self._import(part, node, name, scope, inside)
-            return
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            self._import(part, node, scope, inside)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
-                self._assignment(part, target, aliases, scope)
-            return
-        if isinstance(node, ast.Call):
-            self._call(part, node, aliases, scope)
-        if isinstance(node, ast.Attribute):
-            if node.attr in FRAME_ATTRIBUTES:
-                self.flag(part, node, f"`.{node.attr}` (reaching into frames or code objects)", scope)
-            self._dotted(part, node, resolve_dotted(node, aliases), scope, inside)
+                self._assignment(part, target, scope)
+        elif isinstance(node, ast.Call):
+            self._call(part, node, scope, inside)
+        elif isinstance(node, ast.Attribute):
+            if node.attr in FRAME_ATTRIBUTES or (node.attr.startswith("__") and node.attr.endswith("__")
+                                                and node.attr not in HARMLESS_DUNDERS):
+                self.flag(part, node, f"`.{node.attr}` (reaching into frames, code or namespaces)", scope)
+            self._dotted(part, node, resolve_dotted(node, self.names), scope, inside)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if node.id in DYNAMIC and node.id not in aliases and node.id not in self.submission.definitions:
-                self.flag(part, node, f"`{node.id}` (running code the grader cannot read)", scope)
-            elif node.id in aliases:
-                self._dotted(part, node, aliases[node.id], scope, inside)
+            if node.id in DYNAMIC and self.submission.is_builtin(node):
+                self.flag(part, node, f"`{node.id}` (running or reaching code the grader cannot read)", scope)
+                return
+            dotted = self.names.of(node)
+            if dotted and (node.id in self.submission.aliases or self.submission.kind(node) != "global"
+                           or node.id in self.module_loops):
+                if _is_module(dotted, self.imported) and not self._module_named(node):
+                    self.flag(part, node, f"uses the module `{dotted}` as a value (what is done with it cannot be "
+                                          "followed)", scope)
+                self._dotted(part, node, dotted, scope, inside)
 
-    def _import(self, part, node, dotted, scope, inside):
-        root = dotted.split(".")[0]
-        if root == "autograder" and (inside or part.label in self.answer_cells):
-            where = "inside a definition" if inside else "in a cell that defines an answer"
-            self.flag(part, node, f"imports `{dotted}` {where}", scope)
+    def _module_named(self, node):
+        """``node`` (a module) is only named: an attribute's base, an alias (``T = torch``), or an argument of a
+        builtin that only looks at it (``print``, ``getattr``, ``isinstance``)."""
+        parent = self.parent.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return True
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node and all(
+                isinstance(t, ast.Name) for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target])):
+            return True
+        if isinstance(parent, (ast.Tuple, ast.List)) and self._modules_listed(parent):
+            loop = self.parent.get(id(parent))
+            if isinstance(loop, (ast.For, ast.comprehension)) and loop.iter is parent:
+                return True
+        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in MODULE_SAFE_CALLS
+                and self.submission.is_builtin(parent.func) and node in parent.args):
+            return parent.func.id not in ("getattr", "hasattr") or parent.args[0] is node
+        return False
+
+    def _modules_listed(self, node):
+        """``node`` is a literal tuple or list of modules, named (``(torch, np)``): what a version print loops over."""
+        return (isinstance(node, (ast.Tuple, ast.List)) and node.elts and all(
+            isinstance(e, ast.Name) and e.id in self.submission.aliases
+            and _is_module(self.names.of(e), self.imported) for e in node.elts))
+
+    def _constant_names(self, node):
+        """The strings ``node`` (a name) can hold when a loop binds it from a literal tuple of strings
+        (``for name in ("relu", "sigmoid")``), or None."""
+        if not isinstance(node, ast.Name):
+            return None
+        here = self.parent.get(id(node))
+        while here is not None:
+            loops = [here] if isinstance(here, ast.For) else getattr(here, "generators", [])
+            for loop in loops:
+                if isinstance(loop.target, ast.Name) and loop.target.id == node.id:
+                    values = loop.iter.elts if isinstance(loop.iter, (ast.Tuple, ast.List)) else None
+                    if values and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+                        return [v.value for v in values]
+                    return None
+            here = self.parent.get(id(here))
+        return None
+
+    def _import(self, part, node, scope, inside):
+        dotted = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module] if node.module and not node.level else [])
+        if isinstance(node, ast.ImportFrom) and node.level:
+            self.flag(part, node, "a relative import (a module the grader cannot read)", scope)
+        for name in dotted:
+            root = name.split(".")[0]
+            if root == "autograder" and (inside or part.label in self.answer_cells):
+                where = "inside a definition" if inside else "in a cell that defines an answer"
+                self.flag(part, node, f"imports `{name}` {where}", scope)
+            elif not _readable_module(name):
+                self.flag(part, node, f"imports `{name}`, a module that is neither installed nor in the standard "
+                                      "library (code the grader cannot read)", scope)
         # Importing torch internals, ctypes or importlib does nothing by itself: each use of the name is flagged
         # where it is (resolved through the import), so that only the items whose answers use it are affected.
 
@@ -132,47 +232,78 @@ class _Scanner:
         root = parts[0]
         if root == "torch" and (dotted.startswith(TORCH_HIDING) or HIDING_NAMES & set(parts)):
             self.flag(part, node, f"`{dotted}` (torch internals that can hide operations from grading)", scope)
-        elif root in FORBIDDEN_MODULES:
+        elif root in UNREADABLE_MODULES and not dotted.startswith(READABLE) and dotted != root:
             self.flag(part, node, f"`{dotted}`", scope)
         elif len(parts) > 1 and ((root == "sys" and parts[1] in SYS_TRICKS) or (root == "gc" and parts[1] in GC_TRICKS)
-                                 or (root == "inspect" and parts[1] in INSPECT_TRICKS)):
+                                 or (root == "inspect" and parts[1] in INSPECT_TRICKS)
+                                 or (root == "types" and parts[1] in TYPES_TRICKS)):
             self.flag(part, node, f"`{dotted}`", scope)
         elif root == "autograder" and inside:
             self.flag(part, node, f"uses `{dotted}` inside a definition", scope)
 
-    def _assignment(self, part, target, aliases, scope):
-        if isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self._assignment(part, element, aliases, scope)
+    def _assignment(self, part, target, scope):
+        if isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            for element in (target.elts if not isinstance(target, ast.Starred) else [target.value]):
+                self._assignment(part, element, scope)
             return
         if isinstance(target, ast.Attribute):
-            dotted = resolve_dotted(target, aliases) or ""
+            owner = resolve_dotted(target.value, self.names) or ""
+            dotted = resolve_dotted(target, self.names) or ""
         elif isinstance(target, ast.Subscript):
-            dotted = resolve_dotted(target.value, aliases) or ""
-            if isinstance(target.value, ast.Call):    # vars(torch)[...], globals()[...] of a module: computed
-                inner = target.value
-                if isinstance(inner.func, ast.Name) and inner.func.id == "vars" and inner.args:
-                    dotted = (resolve_dotted(inner.args[0], aliases) or "") + ".__dict__"
+            owner = dotted = resolve_dotted(target.value, self.names) or ""
         else:
             return
-        if dotted.split(".")[0] in TAMPER_ROOTS and "." in dotted and not dotted.startswith(CONFIGURATION):
-            self.flag(part, target, f"assigns `{dotted}`", scope)
-        elif dotted in ("__builtins__",) or dotted.startswith("__builtins__."):
-            self.flag(part, target, f"assigns `{dotted}`", scope)
+        if _is_module(owner, self.imported) or _is_module(owner.rsplit(".", 1)[0], self.imported) and (
+                owner.split(".")[-1] in ("__dict__", "modules")):
+            if not dotted.startswith(CONFIGURATION):
+                self.flag(part, target, f"assigns `{dotted or owner}` (changes a module)", scope)
+        elif owner == "__builtins__" or owner.startswith("__builtins__."):
+            self.flag(part, target, f"assigns `{dotted or owner}`", scope)
 
-    def _call(self, part, node, aliases, scope):
+    def _call(self, part, node, scope, inside):
         func = node.func
+        dotted = resolve_dotted(func, self.names) or ""
+        if dotted in ("operator.attrgetter", "operator.methodcaller") and not all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) and not a.value.startswith("_")
+                for a in node.args[:1 if dotted.endswith("methodcaller") else None]):
+            self.flag(part, node, f"`{dotted}` with a computed or private name", scope)
         if not (isinstance(func, ast.Name) and func.id in ("setattr", "getattr", "delattr", "hasattr")
-                and func.id not in aliases and func.id not in self.submission.definitions and node.args):
+                and self.submission.is_builtin(func) and node.args):
             return
-        owner = resolve_dotted(node.args[0], aliases) or ""
-        on_module = owner.split(".")[0] in TAMPER_ROOTS or (isinstance(node.args[0], ast.Name)
-                                                           and node.args[0].id in _module_names(aliases))
-        constant = len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
-        if func.id in ("setattr", "delattr") and on_module:
-            self.flag(part, node, f"`{func.id}` on `{owner}`", scope)
-        elif on_module and not constant and func.id != "hasattr":
-            self.flag(part, node, f"`{func.id}` with a computed name on `{owner}`", scope)
+        obj = node.args[0]
+        owner = resolve_dotted(obj, self.names) or ""
+        name = node.args[1] if len(node.args) > 1 else None
+        constant = isinstance(name, ast.Constant) and isinstance(name.value, str)
+        values = [name.value] if constant else self._constant_names(name)
+        for value in values or []:
+            if value.startswith("__") and value not in HARMLESS_DUNDERS:
+                self.flag(part, node, f"`{func.id}` of `{value}` (reaching into frames, code or namespaces)", scope)
+            elif owner and not constant:
+                self._dotted(part, node, f"{owner}.{value}", scope, inside)
+        constant = values is not None
+        if func.id in ("setattr", "delattr"):
+            if _is_module(owner, self.imported) or not self._local_data(obj):
+                self.flag(part, node, f"`{func.id}` on `{owner or ast.unparse(obj)[:40]}` (an object the grader "
+                                      "cannot follow)", scope)
+        elif not constant and func.id == "getattr":
+            on_module = _is_module(owner, self.imported)
+            if inside and (on_module or not self._local_data(obj)):
+                self.flag(part, node, f"`getattr` with a computed name on `{owner or ast.unparse(obj)[:40]}`",
+                          scope)
+            elif not inside and on_module and self._used_as_code(node):
+                self.flag(part, node, f"`getattr` with a computed name on `{owner}`, then used as code", scope)
+
+    def _local_data(self, node):
+        """``node`` is a function's own local or parameter (``self``, ``model``), or an attribute of one."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return (isinstance(node, ast.Name) and self.submission.kind(node) != "global"
+                and not _is_module(self.names.of(node), self.imported))
+
+    def _used_as_code(self, node):
+        parent = self.parent.get(id(node))
+        return ((isinstance(parent, ast.Call) and parent.func is node)
+                or (isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node))
 
 
 def _name(construct):
@@ -215,18 +346,36 @@ def scan(submission, answer_names=()):
 
 
 def affecting(submission, targets, answer_names=()):
-    """``[Finding]``: the evasive constructs that ``targets``' answers reach, and those at module level (read in
-    process, from the files that define the objects: the answers' own definitions only)."""
+    """``[Finding]``: the constructs that ``targets``' answers reach, those at module level, and every name the
+    answers reach that has more than one definition (read in process, from the files that define the objects: the
+    answers' own definitions only)."""
     found = scan(submission, answer_names)
-    if not found:
-        return []
-    scopes = set()
+    scopes, ambiguous = set(), []
     for target in targets:
         answer = submission.answer(target)
         if answer is None:
             continue
         scopes.update((d.part.label, id(d.node)) for d in answer.reached)
+        if not submission.in_process:
+            ambiguous += several_definitions(answer)
     in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
     # answers' own definitions only (a test module that defines a student's function is no submission)
     return [e.finding for e in found
-            if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes]
+            if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes] + ambiguous
+
+
+def several_definitions(answer):
+    """A finding for each name ``answer`` reaches (its own name included) that has several different definitions
+    that are code (two identical ones, or plain values such as ``EPS = 1e-6``, decide nothing)."""
+    found = []
+    for name, definitions in answer.followed.items():
+        if len(definitions) < 2 or all(d.is_data for d in definitions):
+            continue
+        if len({ast.dump(d.node) for d in definitions}) < 2:
+            continue
+        places = "; ".join(f"{d.part.where(d.node)}" + (" through `global`" if d.through_global else "")
+                           for d in definitions[:4])
+        last = definitions[-1]
+        found.append(Finding(f"`{name}` is defined {len(definitions)} times ({places}): which one runs is decided "
+                             "when the notebook runs, not by reading it", last.part.where(last.node)))
+    return found

@@ -6,11 +6,14 @@ and the kit's proofs). :meth:`Submission.answer` finds an exercise's answer by t
 ``def``, a ``class`` with its methods, or an assignment such as ``scripted = torch.jit.script(loop)``) and follows
 the names it uses into the submission's other top-level definitions (transitively, at most :data:`MAX_REACH`).
 
-Names are resolved as the AST can see them (:meth:`Answer.resolve`): ``F.softmax`` after ``import
-torch.nn.functional as F`` is ``torch.nn.functional.softmax``; ``s`` after ``from torch import softmax as s`` is
-``torch.softmax``; ``getattr(torch, "softmax")`` is ``torch.softmax``; an alias ``sm = torch.softmax`` (module level
-or inside the answer) is followed. What only runs (``torch.ops.aten`` reached through a computed name) is beyond the
-AST: the worker's op recorder sees it, and may cost points, never earn them.
+Names are resolved with Python's own scoping (:mod:`autograder.source_scopes`, ``symtable``): a function's local
+never reaches another function's local or a top-level name of the same spelling, and what an answer reaches is the
+module-level names its code reads as globals, followed through *every* definition of each (a definition under
+``if 0:`` or made through ``global`` could be the one in force). ``F.softmax`` after ``import torch.nn.functional as
+F`` is ``torch.nn.functional.softmax``; ``s`` after ``from torch import softmax as s`` is ``torch.softmax``;
+``getattr(torch, "softmax")`` is ``torch.softmax``; an alias ``sm = torch.softmax`` (module level, or a local of
+the same function) is followed. What static reading cannot settle (several definitions of a reached name, a module
+used as a value, a computed attribute, frames, ``exec``) is :mod:`autograder.evasion`'s: the item goes to review.
 
 This module computes no answer: it is in the student kit, so ``python -m autograder check`` applies the same rules.
 """
@@ -21,6 +24,8 @@ import linecache
 import os
 import sysconfig
 from dataclasses import dataclass, field
+
+from .source_scopes import GLOBAL, CellScopes
 
 MAX_REACH = 64            # top-level definitions followed from one answer, at most
 BUILTINS = frozenset(dir(builtins))
@@ -44,6 +49,7 @@ class Part:
     text: str
     tree: ast.Module | None = None
     error: str = ""               # why it does not parse (a cell with IPython magics, a syntax error)
+    scopes: CellScopes | None = None
 
     def where(self, node):
         line = getattr(node, "lineno", 1)
@@ -56,15 +62,27 @@ class Part:
 class Definition:
     name: str
     part: Part
-    node: ast.AST                 # FunctionDef, ClassDef, Assign / AnnAssign (its value), or Import
+    node: ast.AST                 # FunctionDef, ClassDef, Assign / AnnAssign (its value), Import, or a binding
+    #                               made inside a function through `global` (the function's own node)
+    through_global: bool = False
+
+    @property
+    def is_data(self):
+        """A plain value (a constant, a container of constants): no code of its own can run from it."""
+        value = getattr(self.node, "value", None)
+        return (isinstance(self.node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and value is not None
+                and all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Load,
+                                       ast.UnaryOp, ast.USub, ast.UAdd)) for n in ast.walk(value)))
 
 
 def _parse(label, text):
     lines = [("pass  # " + line) if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines()]
+    parsed = "\n".join(lines)
     try:
-        return Part(label, text, ast.parse("\n".join(lines)))
-    except SyntaxError as error:
-        return Part(label, text, None, f"{error.msg} (line {error.lineno})")
+        tree = ast.parse(parsed)
+        return Part(label, text, tree, scopes=CellScopes(tree, parsed, label))
+    except (SyntaxError, ValueError) as error:
+        return Part(label, text, None, f"{getattr(error, 'msg', error)} (line {getattr(error, 'lineno', '?')})")
 
 
 def _bound_names(target):
@@ -95,10 +113,16 @@ class Submission:
         self.parts = [_parse(label, text) for label, text in parts]
         self.definitions = {}         # name -> [Definition], in order (the last one is in force)
         self.aliases = {}             # module-level name -> dotted name it stands for ("F" -> "torch.nn.functional")
+        self.local_aliases = {}       # (id(symtable of a function), name) -> dotted name, the same for its locals
         self._located = located       # objects mode: {target name: (part label, name in that part)}
+        self.scopes_of = {}           # id(AST node) -> the CellScopes of its cell
         for part in self.parts:
             if part.tree is not None:
                 self._index(part)
+        for part in self.parts:
+            if part.tree is not None:
+                self._index_inside(part)
+        self.names = Names(self)
 
     @classmethod
     def from_cells(cls, cells):
@@ -145,6 +169,60 @@ class Submission:
                 for name, dotted in import_bindings(statement):
                     self.aliases[name] = dotted
                     self.definitions.setdefault(name, []).append(Definition(name, part, statement))
+            elif isinstance(statement, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                targets = ([statement.target] if isinstance(statement, (ast.For, ast.AsyncFor))
+                           else [i.optional_vars for i in statement.items if i.optional_vars is not None])
+                for target in targets:
+                    for name in _bound_names(target):
+                        self.definitions.setdefault(name, []).append(Definition(name, part, statement))
+                        self.aliases.pop(name, None)
+
+    def _index_inside(self, part):
+        """Bindings made inside functions: names bound through ``global`` (module-level definitions, made when the
+        function runs) and each function's local aliases (``sm = torch.softmax``, ``import torch as T``)."""
+        scopes = part.scopes
+        for node_id in scopes.table_of_node:
+            self.scopes_of[node_id] = scopes
+        for statement in top_level(part.tree.body):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for name, nodes in scopes.global_writes(statement).items():
+                    for node in nodes:
+                        self.definitions.setdefault(name, []).append(
+                            Definition(name, part, _enclosing_function(statement, node), through_global=True))
+        for node in ast.walk(part.tree):
+            table = scopes.table_of_node.get(id(node))
+            if table is None or table.get_type() == "module":
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name, dotted in import_bindings(node):
+                    self.local_aliases[(id(table), name)] = dotted
+            elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                  and scopes.kind(node.targets[0]) != GLOBAL):
+                value = resolve_dotted(node.value, Names(self))
+                if value and value.split(".")[0] in MODULE_ROOTS:
+                    self.local_aliases[(id(table), node.targets[0].id)] = value
+
+    def kind(self, name_node):
+        """What ``name_node`` refers to: ``"local"``, ``"free"`` (an enclosing function's) or ``"global"``."""
+        scopes = self.scopes_of.get(id(name_node))
+        return scopes.kind(name_node) if scopes is not None else GLOBAL
+
+    def is_builtin(self, name_node):
+        """``name_node`` is Python's builtin of that name: a global that the submission never defines."""
+        return (self.kind(name_node) == GLOBAL and name_node.id in BUILTINS
+                and name_node.id not in self.definitions)
+
+    def global_reads(self, definition):
+        """``{name: [ast.Name]}``: the module-level names ``definition``'s code reads."""
+        node = definition.node
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            return {}
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            node = node.value
+            if node is None:
+                return {}
+        scopes = self.scopes_of.get(id(node))
+        return scopes.global_reads(node) if scopes is not None else {}
 
     @property
     def in_process(self):
@@ -177,11 +255,15 @@ class Submission:
             found = self.definitions.get(target, [])
         if not found:
             return None
-        return Answer(self, target, found[-1])
+        if self._located is not None:
+            return Answer(self, target, found[-1], starts=found[-1:])
+        return Answer(self, target, found[-1], starts=[d for d in found if not d.through_global] or found[-1:])
 
-    def reach(self, start):
-        """``[Definition]``: ``start`` and every top-level definition it names, transitively (bounded)."""
-        seen, order, todo = set(), [], [start]
+    def reach(self, starts):
+        """``([Definition], {name: [Definition]}, calls)``: ``starts`` and every module-level definition their code
+        reads as a global, transitively (bounded), through every definition of each name; the names followed; and
+        the edges ``(from definition, to definition)`` (recursion is a cycle in them)."""
+        seen, order, todo, followed, edges = set(), [], list(starts), {}, []
         while todo and len(order) < MAX_REACH:
             definition = todo.pop(0)
             key = (definition.part.label, id(definition.node))
@@ -189,12 +271,23 @@ class Submission:
                 continue
             seen.add(key)
             order.append(definition)
-            for name in sorted(names_used(definition.node)):
+            for name in sorted(self.global_reads(definition)):
                 found = [d for d in self.definitions.get(name, []) if not isinstance(d.node, (ast.Import,
                                                                                              ast.ImportFrom))]
                 if found:
-                    todo.append(found[-1])
-        return order
+                    followed[name] = self.definitions[name]
+                    todo.extend(found)
+                    edges.extend((definition, d) for d in found)
+        return order, followed, edges
+
+
+def _enclosing_function(statement, node):
+    """The innermost function of ``statement`` that holds ``node`` (what runs when that binding is made)."""
+    best = statement
+    for sub in ast.walk(statement):
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is node for n in ast.walk(sub)):
+            best = sub if best is statement or any(n is sub for n in ast.walk(best)) else best
+    return best
 
 
 def _nested_definition(part, name):
@@ -252,19 +345,89 @@ def import_bindings(statement):
     return found
 
 
+class Names:
+    """Scoped name resolution for :func:`resolve_dotted`: a global is the module's alias (or its own spelling: a
+    builtin, a module-level name); a local is its function's alias, or nothing the grader can name."""
+
+    def __init__(self, submission):
+        self.submission = submission
+
+    def of(self, name_node):
+        submission = self.submission
+        scopes = submission.scopes_of.get(id(name_node))
+        if scopes is None or scopes.kind(name_node) == GLOBAL:
+            return submission.aliases.get(name_node.id, name_node.id)
+        table = scopes.table_of_node.get(id(name_node))
+        for candidate in _tables_up(scopes, table):
+            dotted = submission.local_aliases.get((id(candidate), name_node.id))
+            if dotted:
+                return dotted
+        return None
+
+    def shadows(self, name_node):
+        """The name is not the builtin (a local, or a module-level definition of the same spelling)."""
+        return not self.submission.is_builtin(name_node)
+
+    def get(self, name, default=None):          # dict-like, for callers holding a plain name
+        return self.submission.aliases.get(name, default)
+
+    def __contains__(self, name):
+        return name in self.submission.aliases
+
+
+def _tables_up(scopes, table):
+    """``table`` and the tables of the functions around it (a closure variable's binding is in one of them)."""
+    found = [table]
+    by_table = {id(t): node_id for node_id, t in scopes.scope_table.items()}
+    node_id = by_table.get(id(table))
+    while node_id is not None:
+        node_id = scopes.parent.get(node_id)
+        node_id = id(node_id) if node_id is not None else None
+        if node_id is not None and node_id in scopes.scope_table:
+            found.append(scopes.scope_table[node_id])
+    return found
+
+
 def resolve_dotted(node, aliases):
-    """The dotted name ``node`` stands for (``torch.nn.functional.softmax``), or None when the AST cannot say."""
+    """The dotted name ``node`` stands for (``torch.nn.functional.softmax``), or None when the AST cannot say.
+    ``aliases``: :class:`Names` (scoped), or a plain ``{name: dotted}``."""
     if isinstance(node, ast.Name):
+        if isinstance(aliases, Names):
+            return aliases.of(node)
         return aliases.get(node.id, node.id)
     if isinstance(node, ast.Attribute):
         base = resolve_dotted(node.value, aliases)
         return f"{base}.{node.attr}" if base else None
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and node.func.id not in aliases and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+            and _is_builtin_name(node.func, aliases) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
             and isinstance(node.args[1].value, str)):
         base = resolve_dotted(node.args[0], aliases)
         return f"{base}.{node.args[1].value}" if base else None
     return None
+
+
+def known_object(dotted):
+    """The object ``dotted`` names in the grader's own process, looked up from modules already imported (nothing is
+    imported for it), or None."""
+    import sys
+    first, *rest = dotted.split(".")
+    obj = sys.modules.get(first)
+    if obj is None:
+        obj = getattr(builtins, first, None) if first in BUILTINS else None
+    for name in rest:
+        if obj is None:
+            return None
+        try:
+            obj = getattr(obj, name, None) if not name.startswith("__") else None
+        except Exception:       # noqa: BLE001 - a lazy module attribute that fails to load: not known
+            return None
+    return obj
+
+
+def _is_builtin_name(name_node, aliases):
+    if isinstance(aliases, Names):
+        return aliases.submission.is_builtin(name_node)
+    return name_node.id not in aliases
 
 
 def names_used(node):
@@ -295,15 +458,23 @@ def local_names(function):
 
 @dataclass
 class Answer:
-    """An exercise's answer in the submission: its definition and what it reaches."""
+    """An exercise's answer in the submission: its definitions (every one that could be in force) and what they
+    reach."""
 
     submission: Submission
     target: str
-    definition: Definition
+    definition: Definition            # the last one (where messages point)
+    starts: list = field(default_factory=list)
     reached: list = field(default_factory=list)
+    followed: dict = field(default_factory=dict)     # name -> every definition of it, for each name followed
+    edges: list = field(default_factory=list)
 
     def __post_init__(self):
-        self.reached = self.submission.reach(self.definition)
+        self.starts = self.starts or [self.definition]
+        self.reached, self.followed, self.edges = self.submission.reach(self.starts)
+        self.followed = {self.target: [d for d in self.submission.definitions.get(self.target, [])
+                                       if not isinstance(d.node, (ast.Import, ast.ImportFrom))] or self.starts,
+                         **self.followed}
 
     def nodes(self):
         """``(part, node)`` for every AST node of every definition the answer reaches."""
@@ -312,32 +483,45 @@ class Answer:
                 yield definition.part, node
 
     def aliases(self, part_node=None):
-        """Module-level aliases, with the imports and simple assignments made inside the reached definitions."""
-        aliases = dict(self.submission.aliases)
-        for _, node in self.nodes():
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                aliases.update(import_bindings(node))
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                value = resolve_dotted(node.value, aliases)
-                if value and value.split(".")[0] in MODULE_ROOTS:
-                    aliases[node.targets[0].id] = value
-        return aliases
+        """The scoped name resolution (:class:`Names`) for :func:`resolve_dotted`."""
+        return self.submission.names
 
     def own_names(self):
-        """Names the submission defines itself (functions, classes, methods of its classes)."""
-        names = set(self.submission.definitions)
+        """Names of the functions and classes the submission defines itself (methods of its classes included)."""
+        names = {name for name, found in self.submission.definitions.items()
+                 if found and all(isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                                  for d in found)}
         for _, node in self.nodes():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
         return names
 
-    def shadowed(self):
-        """Names bound inside the reached functions (a local ``sum`` is not the builtin)."""
-        bound = set()
-        for _, node in self.nodes():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and hasattr(node, "args"):
-                if isinstance(node, ast.Lambda):
-                    bound.update(a.arg for a in node.args.args)
-                else:
-                    bound |= local_names(node)
-        return bound
+    def recursion(self):
+        """``[(part, node)]``: each function the answer reaches that can call itself (directly, through other
+        module-level functions, or a nested function calling its own name)."""
+        found = []
+        graph = {}
+        for source, target in self.edges:
+            graph.setdefault(id(source.node), set()).add(id(target.node))
+        for definition in self.reached:
+            if _on_cycle(graph, id(definition.node)):
+                found.append((definition.part, definition.node))
+        for part, node in self.nodes():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not any(
+                    node is d.node for d in self.reached):
+                if any(isinstance(n, ast.Name) and n.id == node.name and isinstance(n.ctx, ast.Load)
+                       and self.submission.kind(n) != GLOBAL for n in ast.walk(node)):
+                    found.append((part, node))
+        return found
+
+
+def _on_cycle(graph, start):
+    todo, seen = list(graph.get(start, ())), set()
+    while todo:
+        node = todo.pop()
+        if node == start:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return False

@@ -165,7 +165,8 @@ def test_evasion_only_affects_the_items_whose_answer_reaches_it():
     "from autograder.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
 ])
 def test_honest_look_alikes_are_not_flagged(cell):
-    assert flagged(["row_sum"], cell, "def row_sum(x):\n    return x.sum(0)") == []
+    cells = [cell] if "def row_sum" in cell else [cell, "def row_sum(x):\n    return x.sum(0)"]
+    assert flagged(["row_sum"], *cells) == []
 
 
 @pytest.mark.quick
