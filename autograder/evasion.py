@@ -40,6 +40,8 @@ definitions count: a test module that defines a student's function is no submiss
 """
 
 import ast
+import dataclasses
+import hashlib
 import importlib.util
 import sys
 import types
@@ -360,8 +362,118 @@ def affecting(submission, targets, answer_names=()):
             ambiguous += several_definitions(answer)
     in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
     # answers' own definitions only (a test module that defines a student's function is no submission)
-    return [e.finding for e in found
-            if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes] + ambiguous
+    findings = [e.finding for e in found
+                if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes] + ambiguous
+    if not findings:
+        return []
+    digest = code_digest(submission, targets)
+    return [dataclasses.replace(f, code=digest) for f in findings]
+
+
+def code_digest(submission, targets):
+    """SHA-256 of the code ``targets``' answers run: every definition they reach and every module-level statement
+    (as Python parses it: comments, blank lines and moved lines change nothing). An instructor's decision on an
+    item under review is about this code; different code is reviewed again."""
+    digest = hashlib.sha256()
+    for target in sorted(targets):
+        answer = submission.answer(target)
+        for definition in answer.reached if answer is not None else []:
+            digest.update(f"{target}:{definition.name}:".encode() + ast.dump(definition.node).encode())
+    for part in submission.parts:
+        if part.tree is None:
+            digest.update(part.text.encode())
+            continue
+        for statement in part.tree.body:
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                digest.update(ast.dump(statement).encode())
+    return digest.hexdigest()[:16]
+
+
+def _name(construct):
+    return construct.split("`")[1] if construct.count("`") >= 2 else construct
+
+
+def _longest(found):
+    """One finding per construct on a line: ``torch._C.DisableTorchFunction`` is also ``torch._C``: keep the
+    longest name."""
+    kept = []
+    for e in found:
+        name = _name(e.finding.construct)
+        if not any(o is not e and o.part == e.part and o.finding.where.line == e.finding.where.line
+                   and _name(o.finding.construct).startswith(name + ".") for o in found):
+            kept.append(e)
+    return kept
+
+
+def _walk_statement(statement):
+    """The nodes of a module-level statement, without the bodies of blocks (``top_level`` yields those)."""
+    if isinstance(statement, (ast.If, ast.While)):
+        return ast.walk(statement.test)
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        return [*ast.walk(statement.target), *ast.walk(statement.iter)]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [n for item in statement.items for n in ast.walk(item)]
+    if isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+        return [n for h in statement.handlers if h.type is not None for n in ast.walk(h.type)]
+    return ast.walk(statement)
+
+
+def scan(submission, answer_names=()):
+    """Every evasive construct of ``submission`` (``[Evasion]``); ``answer_names``: the topic's exercise names (an
+    ``autograder`` import in a cell that defines one counts)."""
+    cached = getattr(submission, "_evasions", None)
+    if cached is None or cached[0] != tuple(sorted(answer_names)):
+        cached = (tuple(sorted(answer_names)), _Scanner(submission, answer_names).scan())
+        submission._evasions = cached
+    return cached[1]
+
+
+def affecting(submission, targets, answer_names=()):
+    """``[Finding]``: the constructs that ``targets``' answers reach, those at module level, and every name the
+    answers reach that has more than one definition (read in process, from the files that define the objects: the
+    answers' own definitions only)."""
+    found = scan(submission, answer_names)
+    scopes, ambiguous = set(), []
+    for target in targets:
+        answer = submission.answer(target)
+        if answer is None:
+            continue
+        scopes.update((d.part.label, id(d.node)) for d in answer.reached)
+        if not submission.in_process:
+            ambiguous += several_definitions(answer)
+    in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
+    # answers' own definitions only (a test module that defines a student's function is no submission)
+    findings = [e.finding for e in found
+                if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes] + ambiguous
+    if not findings:
+        return []
+    digest = code_digest(submission, targets)
+    return [dataclasses.replace(f, code=digest) for f in findings]
+
+
+def code_digest(submission, targets):
+    """SHA-256 of the code ``targets``' answers run: every definition they reach and every module-level statement
+    (as Python parses it: comments, blank lines and moved lines change nothing). An instructor's decision on an
+    item under review is about this code; different code is reviewed again."""
+    digest = hashlib.sha256()
+    for target in sorted(targets):
+        answer = submission.answer(target)
+        for definition in answer.reached if answer is not None else []:
+            digest.update(f"{target}:{definition.name}:".encode() + ast.dump(definition.node).encode())
+    for part in submission.parts:
+        if part.tree is None:
+            digest.update(part.text.encode())
+            continue
+        for statement in part.tree.body:
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                digest.update(ast.dump(statement).encode())
+    return digest.hexdigest()[:16]
+
+
+def _without_blocks(statement):
+    """A module-level statement without the bodies ``top_level`` yields on their own (``if``/``for``/``try``)."""
+    return ast.Module(body=[], type_ignores=[]) if isinstance(statement, (ast.If, ast.For, ast.While, ast.With,
+                                                                           ast.AsyncWith, ast.Try)) else statement
 
 
 def several_definitions(answer):

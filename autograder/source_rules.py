@@ -50,14 +50,16 @@ class Finding:
 
     construct: str
     where: object
+    code: str = ""        # under review: the digest of the code the item's answers run (what a decision is about)
 
     def text(self):
         snippet = f": `{self.where.snippet}`" if self.where.snippet else ""
         return f"{self.construct} ({self.where}{snippet})"
 
     def as_dict(self):
-        return {"construct": self.construct, "part": self.where.part, "line": self.where.line,
-                "snippet": self.where.snippet}
+        found = {"construct": self.construct, "part": self.where.part, "line": self.where.line,
+                 "snippet": self.where.snippet}
+        return {**found, "code": self.code} if self.code else found
 
 
 def normalized(name):
