@@ -83,7 +83,8 @@ CONFIGURATION = ("torch.backends.",)   # settings a lesson may change (`torch.ba
 class Evasion:
     finding: Finding
     part: str                 # the cell or file
-    scope: int | None         # id() of the top-level definition it is in; None: module level
+    scope: int | None         # id() of the top-level definition whose body it is in; None: runs at module level
+    weak: bool = False        # counts only where an answer reaches it, not for code run at module level
 
 
 def _is_module(dotted, imported):
@@ -112,6 +113,7 @@ class _Scanner:
                          for node in ast.walk(part.tree) if isinstance(node, ast.Import)
                          for dotted in [a.name for a in node.names]}
         self.module_loops = set()     # names a loop binds to each module of a literal tuple: `for lib in (torch, np)`
+        self.looked_up = set()        # names bound to what a computed name looked up on a module
         self.found = []
 
     def scan(self):
@@ -124,12 +126,15 @@ class _Scanner:
                         and self._modules_listed(node.iter)):
                     self.module_loops.add(node.target.id)
                     self.imported.add(node.target.id)
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and self._computed_lookup(
+                        node.value)):
+                    self.looked_up.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
             nested = set()
             for statement in top_level(part.tree.body):
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    for node in ast.walk(statement):
+                    for node, later in _timed(statement, False):
                         nested.add(id(node))
-                        self.visit(part, node, id(statement), inside=True)
+                        self.visit(part, node, id(statement) if later else None, inside=later)
             for statement in top_level(part.tree.body):
                 if id(statement) in nested or isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                      ast.ClassDef)):
@@ -138,11 +143,11 @@ class _Scanner:
                     self.visit(part, node, None, inside=False)
         return _longest(self.found)
 
-    def flag(self, part, node, construct, scope):
+    def flag(self, part, node, construct, scope, weak=False):
         finding = Finding(construct, part.where(node))
         if not any(e.finding.where.line == finding.where.line and e.part == part.label
                    and e.finding.construct == construct for e in self.found):
-            self.found.append(Evasion(finding, part.label, scope))
+            self.found.append(Evasion(finding, part.label, scope, weak))
 
     def visit(self, part, node, scope, inside):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -153,6 +158,11 @@ class _Scanner:
                 self._assignment(part, target, scope)
         elif isinstance(node, ast.Call):
             self._call(part, node, scope, inside)
+            root = node.func
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in self.looked_up:
+                self.flag(part, node, f"calls what a computed name looked up (`{root.id}`)", scope)
         elif isinstance(node, ast.Attribute):
             if node.attr in FRAME_ATTRIBUTES or (node.attr.startswith("__") and node.attr.endswith("__")
                                                 and node.attr not in HARMLESS_DUNDERS):
@@ -240,8 +250,8 @@ class _Scanner:
                                  or (root == "inspect" and parts[1] in INSPECT_TRICKS)
                                  or (root == "types" and parts[1] in TYPES_TRICKS)):
             self.flag(part, node, f"`{dotted}`", scope)
-        elif root == "autograder" and inside:
-            self.flag(part, node, f"uses `{dotted}` inside a definition", scope)
+        elif root == "autograder" and inside:     # the lesson's own helpers use it: only an answer's use counts
+            self.flag(part, node, f"uses `{dotted}` inside a definition", scope, weak=True)
 
     def _assignment(self, part, target, scope):
         if isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
@@ -261,6 +271,14 @@ class _Scanner:
                 self.flag(part, target, f"assigns `{dotted or owner}` (changes a module)", scope)
         elif owner == "__builtins__" or owner.startswith("__builtins__."):
             self.flag(part, target, f"assigns `{dotted or owner}`", scope)
+        elif owner in self.looked_up:
+            self.flag(part, target, f"assigns into `{owner}`, what a computed name looked up", scope)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and (
+                self.submission.kind(target.value) == "global" and any(
+                isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                for d in self.submission.definitions.get(target.value.id, []))):
+            self.flag(part, target, f"assigns `{target.value.id}.{target.attr}`: changes `{target.value.id}` after "
+                                    "its definition", scope)
 
     def _call(self, part, node, scope, inside):
         func = node.func
@@ -289,18 +307,38 @@ class _Scanner:
                                       "cannot follow)", scope)
         elif not constant and func.id == "getattr":
             on_module = _is_module(owner, self.imported)
-            if inside and (on_module or not self._local_data(obj)):
-                self.flag(part, node, f"`getattr` with a computed name on `{owner or ast.unparse(obj)[:40]}`",
-                          scope)
-            elif not inside and on_module and self._used_as_code(node):
-                self.flag(part, node, f"`getattr` with a computed name on `{owner}`, then used as code", scope)
+            if on_module and not self._used_as_code(node):
+                # a value looked up by name on a module (`dtype = getattr(torch, name)`): unknown where an answer
+                # reaches it; elsewhere only what is done with it counts (calls and stores through it are flagged)
+                self.flag(part, node, f"`getattr` with a computed name on `{owner}`", scope, weak=True)
+            elif on_module or not self._own_instance(obj):
+                self.flag(part, node, f"`getattr` with a computed name on `{owner or ast.unparse(obj)[:40]}`"
+                          + (", then used as code" if on_module else ""), scope)
+
+    def _computed_lookup(self, call):
+        """``call`` is ``getattr(<module>, <computed name>)``."""
+        return (isinstance(call.func, ast.Name) and call.func.id == "getattr" and self.submission.is_builtin(call.func)
+                and len(call.args) >= 2 and not isinstance(call.args[1], ast.Constant)
+                and self._constant_names(call.args[1]) is None
+                and _is_module(resolve_dotted(call.args[0], self.names) or "", self.imported))
+
+    def _own_instance(self, node):
+        """``node`` is ``self`` or ``cls``: the first parameter of a method, never rebound."""
+        if not (isinstance(node, ast.Name) and node.id in ("self", "cls") and self.submission.kind(node) != "global"):
+            return False
+        scopes = self.submission.scopes_of.get(id(node))
+        try:
+            symbol = scopes.table_of_node[id(node)].lookup(node.id)
+        except (AttributeError, KeyError):
+            return False
+        return symbol.is_parameter() and not symbol.is_assigned()
 
     def _local_data(self, node):
         """``node`` is a function's own local or parameter (``self``, ``model``), or an attribute of one."""
         while isinstance(node, ast.Attribute):
             node = node.value
         return (isinstance(node, ast.Name) and self.submission.kind(node) != "global"
-                and not _is_module(self.names.of(node), self.imported))
+                and node.id not in self.looked_up and not _is_module(self.names.of(node), self.imported))
 
     def _used_as_code(self, node):
         parent = self.parent.get(id(node))
@@ -324,85 +362,18 @@ def _longest(found):
     return kept
 
 
-def _walk_statement(statement):
-    """The nodes of a module-level statement, without the bodies of blocks (``top_level`` yields those)."""
-    if isinstance(statement, (ast.If, ast.While)):
-        return ast.walk(statement.test)
-    if isinstance(statement, (ast.For, ast.AsyncFor)):
-        return [*ast.walk(statement.target), *ast.walk(statement.iter)]
-    if isinstance(statement, (ast.With, ast.AsyncWith)):
-        return [n for item in statement.items for n in ast.walk(item)]
-    if isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
-        return [n for h in statement.handlers if h.type is not None for n in ast.walk(h.type)]
-    return ast.walk(statement)
-
-
-def scan(submission, answer_names=()):
-    """Every evasive construct of ``submission`` (``[Evasion]``); ``answer_names``: the topic's exercise names (an
-    ``autograder`` import in a cell that defines one counts)."""
-    cached = getattr(submission, "_evasions", None)
-    if cached is None or cached[0] != tuple(sorted(answer_names)):
-        cached = (tuple(sorted(answer_names)), _Scanner(submission, answer_names).scan())
-        submission._evasions = cached
-    return cached[1]
-
-
-def affecting(submission, targets, answer_names=()):
-    """``[Finding]``: the constructs that ``targets``' answers reach, those at module level, and every name the
-    answers reach that has more than one definition (read in process, from the files that define the objects: the
-    answers' own definitions only)."""
-    found = scan(submission, answer_names)
-    scopes, ambiguous = set(), []
-    for target in targets:
-        answer = submission.answer(target)
-        if answer is None:
-            continue
-        scopes.update((d.part.label, id(d.node)) for d in answer.reached)
-        if not submission.in_process:
-            ambiguous += several_definitions(answer)
-    in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
-    # answers' own definitions only (a test module that defines a student's function is no submission)
-    findings = [e.finding for e in found
-                if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes] + ambiguous
-    if not findings:
-        return []
-    digest = code_digest(submission, targets)
-    return [dataclasses.replace(f, code=digest) for f in findings]
-
-
-def code_digest(submission, targets):
-    """SHA-256 of the code ``targets``' answers run: every definition they reach and every module-level statement
-    (as Python parses it: comments, blank lines and moved lines change nothing). An instructor's decision on an
-    item under review is about this code; different code is reviewed again."""
-    digest = hashlib.sha256()
-    for target in sorted(targets):
-        answer = submission.answer(target)
-        for definition in answer.reached if answer is not None else []:
-            digest.update(f"{target}:{definition.name}:".encode() + ast.dump(definition.node).encode())
-    for part in submission.parts:
-        if part.tree is None:
-            digest.update(part.text.encode())
-            continue
-        for statement in part.tree.body:
-            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                digest.update(ast.dump(statement).encode())
-    return digest.hexdigest()[:16]
-
-
-def _name(construct):
-    return construct.split("`")[1] if construct.count("`") >= 2 else construct
-
-
-def _longest(found):
-    """One finding per construct on a line: ``torch._C.DisableTorchFunction`` is also ``torch._C``: keep the
-    longest name."""
-    kept = []
-    for e in found:
-        name = _name(e.finding.construct)
-        if not any(o is not e and o.part == e.part and o.finding.where.line == e.finding.where.line
-                   and _name(o.finding.construct).startswith(name + ".") for o in found):
-            kept.append(e)
-    return kept
+def _timed(node, later):
+    """``(node, runs later)`` for ``node`` and everything in it: a function's body runs when it is called; its
+    decorators, defaults and annotations, and a class's body, run where the definition is."""
+    yield node, later
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        body = node.body if isinstance(node.body, list) else [node.body]
+        inner = {id(n) for n in body}
+        for child in ast.iter_child_nodes(node):
+            yield from _timed(child, later or id(child) in inner)
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _timed(child, later)
 
 
 def _walk_statement(statement):
@@ -443,12 +414,35 @@ def affecting(submission, targets, answer_names=()):
             ambiguous += several_definitions(answer)
     in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
     # answers' own definitions only (a test module that defines a student's function is no submission)
+    run_here = set() if submission.in_process else module_reach(submission)
     findings = [e.finding for e in found
-                if (e.scope is None and e.part in in_force) or (e.part, e.scope) in scopes] + ambiguous
+                if (e.part in in_force and (e.scope is None or (e.part, e.scope) in run_here) and not e.weak)
+                or (e.part, e.scope) in scopes] + ambiguous
     if not findings:
         return []
     digest = code_digest(submission, targets)
     return [dataclasses.replace(f, code=digest) for f in findings]
+
+
+def module_reach(submission):
+    """``{(part, id(definition))}``: the definitions that code run at module level reaches (a function called from a
+    cell's top level runs there: whatever it does affects every item)."""
+    cached = getattr(submission, "_module_reach", None)
+    if cached is not None:
+        return cached
+    starts = []
+    for part in submission.parts:
+        if part.tree is None:
+            continue
+        for statement in part.tree.body:
+            names = {n.id for n, later in _timed(statement, False) if not later and isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Load) and submission.kind(n) == "global"}
+            for name in names:
+                starts += [d for d in submission.definitions.get(name, [])
+                           if not isinstance(d.node, (ast.Import, ast.ImportFrom))]
+    reached = submission.reach(starts)[0] if starts else []
+    submission._module_reach = {(d.part.label, id(d.node)) for d in reached}
+    return submission._module_reach
 
 
 def code_digest(submission, targets):
@@ -468,12 +462,6 @@ def code_digest(submission, targets):
             if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 digest.update(ast.dump(statement).encode())
     return digest.hexdigest()[:16]
-
-
-def _without_blocks(statement):
-    """A module-level statement without the bodies ``top_level`` yields on their own (``if``/``for``/``try``)."""
-    return ast.Module(body=[], type_ignores=[]) if isinstance(statement, (ast.If, ast.For, ast.While, ast.With,
-                                                                           ast.AsyncWith, ast.Try)) else statement
 
 
 def several_definitions(answer):

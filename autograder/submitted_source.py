@@ -183,6 +183,12 @@ class Submission:
         scopes = part.scopes
         for node_id in scopes.table_of_node:
             self.scopes_of[node_id] = scopes
+        for statement in part.tree.body:          # `(row_sum := f)` at module level, in any expression
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for node in ast.walk(statement):
+                    if isinstance(node, ast.NamedExpr) and scopes.kind(node.target) == GLOBAL:
+                        self.definitions.setdefault(node.target.id, []).append(
+                            Definition(node.target.id, part, node))
         for statement in top_level(part.tree.body):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 for name, nodes in scopes.global_writes(statement).items():

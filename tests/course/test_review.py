@@ -92,8 +92,8 @@ def test_a_decision_binds_to_the_code_it_was_made_on():
     moved = {"items": [_under_review("# a comment\n\n" + honest)]}   # comments and moved lines change nothing
     assert apply_decisions(moved, [decision]) == ["row_sum"]
 
-    # The accepted line kept, the code around it changed to reach torch._C: reviewed again.
-    reused = _under_review(HONEST_GETATTR.format(name="_C", use=" if dtype._set_grad_enabled(False) is None else x"))
+    # The accepted line kept, the code around it changed (its name now reaches torch._C): reviewed again.
+    reused = _under_review(HONEST_GETATTR.format(name="_C", use=".to(dtype)"))
     assert [c["snippet"] for c in reused["evidence"]["review"]["constructs"]] == \
         [c["snippet"] for c in accepted["evidence"]["review"]["constructs"]]
     record = {"items": [reused]}
