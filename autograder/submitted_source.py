@@ -19,16 +19,15 @@ This module computes no answer: it is in the student kit, so ``python -m autogra
 """
 
 import ast
-import builtins
 import linecache
 import os
 import sysconfig
 from dataclasses import dataclass, field
 
+from .source_names import BUILTINS, MODULE_ROOTS, Names, import_bindings, known_object, resolve_dotted  # noqa: F401
 from .source_scopes import GLOBAL, CellScopes
 
 MAX_REACH = 64            # top-level definitions followed from one answer, at most
-BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -328,138 +327,6 @@ def _defined_in(obj):
             if code is not None and getattr(function, "__qualname__", "").startswith(obj.__name__ + "."):
                 return code.co_filename, obj.__name__
     return None, None
-
-
-MODULE_ROOTS = ("torch", "autograder", "builtins", "sys", "gc", "ctypes", "inspect", "importlib", "numpy", "os",
-                "functools", "itertools", "operator", "types")
-
-
-def import_bindings(statement):
-    """``[(name bound, dotted name it stands for)]`` of an import statement."""
-    found = []
-    if isinstance(statement, ast.Import):
-        for alias in statement.names:
-            if alias.asname:
-                found.append((alias.asname, alias.name))
-            else:
-                root = alias.name.split(".")[0]
-                found.append((root, root))
-    elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-        for alias in statement.names:
-            if alias.name != "*":
-                found.append((alias.asname or alias.name, f"{statement.module}.{alias.name}"))
-    return found
-
-
-class Names:
-    """Scoped name resolution for :func:`resolve_dotted`: a global is the module's alias (or its own spelling: a
-    builtin, a module-level name); a local is its function's alias, or nothing the grader can name."""
-
-    def __init__(self, submission):
-        self.submission = submission
-
-    def of(self, name_node):
-        submission = self.submission
-        scopes = submission.scopes_of.get(id(name_node))
-        if scopes is None or scopes.kind(name_node) == GLOBAL:
-            return submission.aliases.get(name_node.id, name_node.id)
-        table = scopes.table_of_node.get(id(name_node))
-        for candidate in _tables_up(scopes, table):
-            dotted = submission.local_aliases.get((id(candidate), name_node.id))
-            if dotted:
-                return dotted
-        return None
-
-    def shadows(self, name_node):
-        """The name is not the builtin (a local, or a module-level definition of the same spelling)."""
-        return not self.submission.is_builtin(name_node)
-
-    def get(self, name, default=None):          # dict-like, for callers holding a plain name
-        return self.submission.aliases.get(name, default)
-
-    def __contains__(self, name):
-        return name in self.submission.aliases
-
-
-def _tables_up(scopes, table):
-    """``table`` and the tables of the functions around it (a closure variable's binding is in one of them)."""
-    found = [table]
-    by_table = {id(t): node_id for node_id, t in scopes.scope_table.items()}
-    node_id = by_table.get(id(table))
-    while node_id is not None:
-        node_id = scopes.parent.get(node_id)
-        node_id = id(node_id) if node_id is not None else None
-        if node_id is not None and node_id in scopes.scope_table:
-            found.append(scopes.scope_table[node_id])
-    return found
-
-
-def resolve_dotted(node, aliases):
-    """The dotted name ``node`` stands for (``torch.nn.functional.softmax``), or None when the AST cannot say.
-    ``aliases``: :class:`Names` (scoped), or a plain ``{name: dotted}``."""
-    if isinstance(node, ast.Name):
-        if isinstance(aliases, Names):
-            return aliases.of(node)
-        return aliases.get(node.id, node.id)
-    if isinstance(node, ast.Attribute):
-        base = resolve_dotted(node.value, aliases)
-        return f"{base}.{node.attr}" if base else None
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and _is_builtin_name(node.func, aliases) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)):
-        base = resolve_dotted(node.args[0], aliases)
-        return f"{base}.{node.args[1].value}" if base else None
-    return None
-
-
-def known_object(dotted):
-    """The object ``dotted`` names in the grader's own process, looked up from modules already imported (nothing is
-    imported for it), or None."""
-    import sys
-    first, *rest = dotted.split(".")
-    obj = sys.modules.get(first)
-    if obj is None:
-        obj = getattr(builtins, first, None) if first in BUILTINS else None
-    for name in rest:
-        if obj is None:
-            return None
-        try:
-            obj = getattr(obj, name, None) if not name.startswith("__") else None
-        except Exception:       # noqa: BLE001 - a lazy module attribute that fails to load: not known
-            return None
-    return obj
-
-
-def _is_builtin_name(name_node, aliases):
-    if isinstance(aliases, Names):
-        return aliases.submission.is_builtin(name_node)
-    return name_node.id not in aliases
-
-
-def names_used(node):
-    """Every name ``node`` reads (``ast.Name`` in a load context), its decorators and class bases included."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def local_names(function):
-    """The names a function binds itself (parameters, assignments, loop targets, imports, nested defs)."""
-    bound = set()
-    args = function.args
-    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-        if arg is not None:
-            bound.add(arg.arg)
-    for node in ast.walk(function):
-        if node is function:
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update(name for name, _ in import_bindings(node))
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    return bound
 
 
 @dataclass
