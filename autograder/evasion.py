@@ -43,7 +43,7 @@ import ast
 import dataclasses
 import hashlib
 
-from .evasion_scanner import Evasion, _Scanner, _timed  # noqa: F401 - Evasion: what scan() returns
+from .evasion_scanner import Evasion, Scanner, timed  # noqa: F401 - Evasion: what scan() returns
 from .source_rules import Finding
 
 
@@ -52,7 +52,7 @@ def scan(submission, answer_names=()):
     ``autograder`` import in a cell that defines one counts)."""
     cached = getattr(submission, "_evasions", None)
     if cached is None or cached[0] != tuple(sorted(answer_names)):
-        cached = (tuple(sorted(answer_names)), _Scanner(submission, answer_names).scan())
+        cached = (tuple(sorted(answer_names)), Scanner(submission, answer_names).scan())
         submission._evasions = cached
     return cached[1]
 
@@ -93,7 +93,7 @@ def module_reach(submission):
         if part.tree is None:
             continue
         for statement in part.tree.body:
-            names = {n.id for n, later in _timed(statement, False) if not later and isinstance(n, ast.Name)
+            names = {n.id for n, later in timed(statement, False) if not later and isinstance(n, ast.Name)
                      and isinstance(n.ctx, ast.Load) and submission.kind(n) == "global"}
             for name in names:
                 starts += [d for d in submission.definitions.get(name, [])

@@ -67,7 +67,9 @@ def _readable_module(name):
         return False
 
 
-class _Scanner:
+class Scanner:
+    """Finds every construct of a submission that static reading cannot settle (`scan()`: `[Evasion]`)."""
+
     def __init__(self, submission, answer_names):
         self.submission = submission
         self.names = submission.names
@@ -95,7 +97,7 @@ class _Scanner:
             nested = set()
             for statement in top_level(part.tree.body):
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    for node, later in _timed(statement, False):
+                    for node, later in timed(statement, False):
                         nested.add(id(node))
                         self.visit(part, node, id(statement) if later else None, inside=later)
             for statement in top_level(part.tree.body):
@@ -325,7 +327,7 @@ def _longest(found):
     return kept
 
 
-def _timed(node, later):
+def timed(node, later):
     """``(node, runs later)`` for ``node`` and everything in it: a function's body runs when it is called; its
     decorators, defaults and annotations, and a class's body, run where the definition is."""
     yield node, later
@@ -333,10 +335,10 @@ def _timed(node, later):
         body = node.body if isinstance(node.body, list) else [node.body]
         inner = {id(n) for n in body}
         for child in ast.iter_child_nodes(node):
-            yield from _timed(child, later or id(child) in inner)
+            yield from timed(child, later or id(child) in inner)
         return
     for child in ast.iter_child_nodes(node):
-        yield from _timed(child, later)
+        yield from timed(child, later)
 
 
 def _walk_statement(statement):
