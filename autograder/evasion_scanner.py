@@ -34,7 +34,7 @@ FRAME_ATTRIBUTES = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "
 HARMLESS_DUNDERS = {"__name__", "__qualname__", "__doc__", "__version__", "__module__", "__file__", "__class__",
                     "__init__", "__call__", "__len__", "__repr__", "__str__", "__annotations__", "__all__",
                     "__enter__", "__exit__", "__iter__", "__next__", "__getitem__", "__setitem__", "__contains__",
-                    "__post_init__", "__slots__", "__version_info__"}
+                    "__post_init__", "__slots__", "__version_info__", "__config__", "__path__"}
 DYNAMIC = {"exec", "eval", "compile", "__import__", "breakpoint", "globals", "locals", "vars", "__builtins__",
            "__loader__", "__spec__"}
 MODULE_SAFE_CALLS = {"getattr", "hasattr", "isinstance", "issubclass", "print", "repr", "str", "type", "id", "dir",
@@ -223,6 +223,10 @@ class Scanner:
             for element in (target.elts if not isinstance(target, ast.Starred) else [target.value]):
                 self._assignment(part, element, scope)
             return
+        if isinstance(target, ast.Attribute) and _through_call_or_class(target.value):
+            self.flag(part, target, f"assigns `{ast.unparse(target)[:60]}`: changes a class or object the reading "
+                                    "cannot name", scope)
+            return
         if isinstance(target, ast.Attribute):
             owner = resolve_dotted(target.value, self.names) or ""
             dotted = resolve_dotted(target, self.names) or ""
@@ -299,7 +303,10 @@ class Scanner:
         return symbol.is_parameter() and not symbol.is_assigned()
 
     def _local_data(self, node):
-        """``node`` is a function's own local or parameter (``self``, ``model``), or an attribute of one."""
+        """``node`` is a function's own local or parameter (``self``, ``model``), or an attribute of one (not its
+        class: ``self.__class__``)."""
+        if _through_call_or_class(node):
+            return False
         while isinstance(node, ast.Attribute):
             node = node.value
         return (isinstance(node, ast.Name) and self.submission.kind(node) != "global"
@@ -325,6 +332,15 @@ def _longest(found):
                    and _name(o.finding.construct).startswith(name + ".") for o in found):
             kept.append(e)
     return kept
+
+
+def _through_call_or_class(node):
+    """``node`` (an attribute chain) goes through a call's result or a dunder (``type(self)``, ``self.__class__``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(node, ast.Call) or (isinstance(node, ast.Attribute) and node.attr.startswith("__")):
+            return True
+        node = node.value
+    return False
 
 
 def timed(node, later):

@@ -54,3 +54,39 @@ def test_the_corpus_covers_every_assignment_and_the_issues_eight():
 def test_no_honest_answer_breaks_a_rule_or_goes_to_review(topic):
     found = {name: source_verdicts(topic, name) for name in CORPUS[topic]}
     assert {name: items for name, items in found.items() if items} == {}
+
+
+SAMPLE = [(topic, name) for topic, name in ENTRIES if name.startswith("issue_")]   # the eight, three assignments
+
+
+@pytest.fixture(scope="module")
+def graded_sample(tmp_path_factory):
+    from autograder.course.grade import grade_all
+    from tests.adversarial.test_attacks import course_with_assignments
+
+    topics = sorted({topic for topic, _ in SAMPLE})
+    course = course_with_assignments(tmp_path_factory.mktemp("honest") / "course", topics)
+    students = {}
+    for topic, name in SAMPLE:
+        student = name.removeprefix("issue_").replace("_", "-")
+        path = course / "submitted" / student / topic / f"{topic}.ipynb"
+        path.parent.mkdir(parents=True)
+        notebooks.write(filled(topic, name), path)
+        students.setdefault(topic, []).append(student)
+    results = {}
+    for topic in topics:
+        for result in grade_all(course, [topic], students[topic], progress=None, seed=3535):
+            results[(result.student, topic)] = result
+    return results
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(1800)
+def test_the_issues_eight_get_full_marks_from_the_real_grader(graded_sample):
+    from tests.adversarial.test_attacks import expected_grades
+
+    assert len(graded_sample) == 8
+    for (student, topic), result in graded_sample.items():
+        full = expected_grades(topic, {item.id: True for item in items_of(topic)})
+        assert not result.under_review, (student, result.under_review)
+        assert {k: list(v) for k, v in result.grades.items()} == full, (student, topic)
