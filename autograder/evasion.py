@@ -25,7 +25,8 @@ constant attribute, a builtin), and what cannot be resolved is *unknown reach*:
   ``inspect.currentframe``, ``ctypes``, ``builtins``, ``importlib`` but its ``metadata``);
 * **code the grader cannot read**: the builtins ``exec``/``eval``/``compile``/``__import__``/``globals``/
   ``locals``/``vars``/``breakpoint`` (the builtin, resolved by scope: a parameter named ``eval`` is not it), loading
-  code (``marshal``, ``runpy``, ``types.FunctionType``), and importing a module that is neither in the
+  code (``marshal``, ``runpy``, ``types.FunctionType``, ``torch.utils.cpp_extension``, ``torch.hub``,
+  ``torch.package``, ``torch.jit.CompilationUnit``, ``torch.library``), and importing a module that is neither in the
   standard library nor installed (a file the notebook wrote);
 * **torch internals that can hide operations**: ``torch._C``, ``torch.overrides``, ``_disable_current_modes``...
   (each use, resolved through aliases; an import alone does nothing); ``autograder`` imported in an answer's cell

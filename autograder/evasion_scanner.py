@@ -17,6 +17,8 @@ TORCH_HIDING = ("torch._C", "torch.utils._python_dispatch", "torch.overrides", "
                 "torch.utils._mode_utils")
 HIDING_NAMES = {"_disable_current_modes", "DisableTorchFunction", "DisableTorchFunctionSubclass",
                 "_DisableTorchDispatch", "_pop_mode", "_push_mode", "_pop_mode_temporarily", "_set_torch_function_mode"}
+TORCH_UNREADABLE = ("torch.utils.cpp_extension", "torch.hub", "torch.package", "torch.jit.CompilationUnit",
+                    "torch.library")       # code from strings, files or native extensions the reading cannot see
 UNREADABLE_MODULES = ("ctypes", "_ctypes", "builtins", "importlib", "marshal", "runpy", "code", "codeop",
                       "_frozen_importlib", "_imp")
 # pickle is not among them: the distributed lesson's own cell unpickles what its processes send (the safe_load rule
@@ -209,6 +211,8 @@ class Scanner:
         root = parts[0]
         if root == "torch" and (dotted.startswith(TORCH_HIDING) or HIDING_NAMES & set(parts)):
             self.flag(part, node, f"`{dotted}` (torch internals that can hide operations from grading)", scope)
+        elif dotted.startswith(TORCH_UNREADABLE):
+            self.flag(part, node, f"`{dotted}` (runs code the grader cannot read)", scope)
         elif root in UNREADABLE_MODULES and not dotted.startswith(READABLE) and dotted != root:
             self.flag(part, node, f"`{dotted}`", scope)
         elif len(parts) > 1 and ((root == "sys" and parts[1] in SYS_TRICKS) or (root == "gc" and parts[1] in GC_TRICKS)

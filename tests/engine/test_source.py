@@ -229,6 +229,8 @@ def test_recursion_and_loops_over_rebound_shapes_are_loops(cells):
     (("def _go():\n    getattr(print.__self__, 'ex' + 'ec')('row_sum = None')\n_go()\n"
       "def row_sum(x):\n    return x.sum(0)",), "__self__"),
     (("import my_helpers\ndef row_sum(x):\n    return x.sum(0)",), "neither installed"),
+    (("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', '')\ndef row_sum(x):\n"
+      "    return x.sum(0)",), "cpp_extension"),
     (("import torch\nclass N(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
       "        type(self).forward = torch.nn.functional.relu\n    def forward(self, x):\n        return x\n"
       "def row_sum(x):\n    return N()(x)",), "cannot name"),
