@@ -185,13 +185,16 @@ class NoCall(SourceRule):
                 if dotted and dotted.split(".")[0] == "torch" and any(
                         normalized(c) in wanted for c in dotted.split(".")[1:]):
                     name = dotted
+            what = " (a tensor method)"
             if (name is None and isinstance(node, ast.Attribute) and normalized(node.attr) in wanted
                     and not _own_receiver(node, aliases, own)):
                 name = f".{node.attr}"
+                if isinstance(node.value, ast.Name) and answer.submission.kind(node.value) == GLOBAL:
+                    what = f" (an attribute of `{node.value.id}`, an object the reading cannot name)"
             if name and (part.label, getattr(node, "lineno", 0), name) not in seen:
                 seen.add((part.label, getattr(node, "lineno", 0), name))
                 found.append(Finding(f"`{self.target}` uses `{name.lstrip('.') if name.startswith('.') else name}`"
-                                     + (" (a tensor method)" if name.startswith(".") else "")
+                                     + (what if name.startswith(".") else "")
                                      + ", which this exercise forbids", part.where(node)))
         return _outermost(found)
 
