@@ -46,6 +46,7 @@ import hashlib
 
 from .evasion_scanner import Evasion, Scanner, timed  # noqa: F401 - Evasion: what scan() returns
 from .source_rules import Finding
+from .submitted_source import MAX_REACH
 
 
 def scan(submission, answer_names=()):
@@ -71,6 +72,10 @@ def affecting(submission, targets, answer_names=()):
         scopes.update((d.part.label, id(d.node)) for d in answer.reached)
         if not submission.in_process:
             ambiguous += several_definitions(answer)
+        if answer.truncated:
+            where = answer.definition.part.where(answer.definition.node)
+            ambiguous.append(Finding(f"`{target}` reaches more than {MAX_REACH} definitions: the reading stops there",
+                                     where))
     in_force = set() if submission.in_process else {p.label for p in submission.parts}   # in process: the
     # answers' own definitions only (a test module that defines a student's function is no submission)
     run_here = set() if submission.in_process else module_reach(submission)

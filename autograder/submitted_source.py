@@ -265,9 +265,10 @@ class Submission:
         return Answer(self, target, found[-1], starts=[d for d in found if not d.through_global] or found[-1:])
 
     def reach(self, starts):
-        """``([Definition], {name: [Definition]}, calls)``: ``starts`` and every module-level definition their code
-        reads as a global, transitively (bounded), through every definition of each name; the names followed; and
-        the edges ``(from definition, to definition)`` (recursion is a cycle in them)."""
+        """``([Definition], {name: [Definition]}, calls, truncated)``: ``starts`` and every module-level definition
+        their code reads as a global, transitively (at most :data:`MAX_REACH`), through every definition of each
+        name; the names followed; the edges ``(from definition, to definition)`` (recursion is a cycle in them);
+        whether the bound stopped the reading (what lies beyond is unknown reach)."""
         seen, order, todo, followed, edges = set(), [], list(starts), {}, []
         while todo and len(order) < MAX_REACH:
             definition = todo.pop(0)
@@ -283,7 +284,8 @@ class Submission:
                     followed[name] = self.definitions[name]
                     todo.extend(found)
                     edges.extend((definition, d) for d in found)
-        return order, followed, edges
+        truncated = any((d.part.label, id(d.node)) not in seen for d in todo)
+        return order, followed, edges, truncated
 
 
 def _enclosing_function(statement, node):
@@ -341,10 +343,11 @@ class Answer:
     reached: list = field(default_factory=list)
     followed: dict = field(default_factory=dict)     # name -> every definition of it, for each name followed
     edges: list = field(default_factory=list)
+    truncated: bool = False           # the reading stopped at MAX_REACH definitions
 
     def __post_init__(self):
         self.starts = self.starts or [self.definition]
-        self.reached, self.followed, self.edges = self.submission.reach(self.starts)
+        self.reached, self.followed, self.edges, self.truncated = self.submission.reach(self.starts)
         self.followed = {self.target: [d for d in self.submission.definitions.get(self.target, [])
                                        if not isinstance(d.node, (ast.Import, ast.ImportFrom))] or self.starts,
                          **self.followed}

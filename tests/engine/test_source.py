@@ -249,3 +249,11 @@ def test_a_name_looked_up_on_a_module_is_unknown_where_an_answer_reaches_it():
     helper = "import torch\ndef as_dtype(name):\n    return getattr(torch, name)\n"
     assert flagged(["row_sum"], helper, "def row_sum(x):\n    return x.sum(0)\nprint(as_dtype('float32'))") == []
     assert flagged(["row_sum"], helper, "def row_sum(x, name='float32'):\n    return x.sum(0).to(as_dtype(name))")
+
+
+@pytest.mark.quick
+def test_beyond_the_reading_bound_is_unknown_reach():
+    chain = "".join(f"def h{i}(x):\n    return h{i + 1}(x)\n" for i in range(80))
+    chain += "def h80(x):\n    return sum(x)\n"
+    found = flagged(["row_sum"], chain, "def row_sum(x):\n    return h0(x)")
+    assert any("reaches more than" in text for text in found), found
