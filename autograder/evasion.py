@@ -80,7 +80,8 @@ def affecting(submission, targets, answer_names=()):
     # answers' own definitions only (a test module that defines a student's function is no submission)
     run_here = set() if submission.in_process else module_reach(submission)
     findings = [e.finding for e in found
-                if (e.part in in_force and (e.scope is None or (e.part, e.scope) in run_here) and not e.weak)
+                if (e.part in in_force and not e.weak
+                    and (e.scope is None or ((e.part, e.scope) in run_here and not e.contained)))
                 or (e.part, e.scope) in scopes] + ambiguous
     if not findings:
         return []

@@ -50,6 +50,8 @@ class Evasion:
     part: str                 # the cell or file
     scope: int | None         # id() of the top-level definition whose body it is in; None: runs at module level
     weak: bool = False        # counts only where an answer reaches it, not for code run at module level
+    contained: bool = False   # changes no other code (hides ops from the recorder): a function called from module
+    #                           level that holds it affects the items that reach it, not every item
 
 
 def _is_module(dotted, imported):
@@ -110,11 +112,11 @@ class Scanner:
                     self.visit(part, node, None, inside=False)
         return _longest(self.found)
 
-    def flag(self, part, node, construct, scope, weak=False):
+    def flag(self, part, node, construct, scope, weak=False, contained=False):
         finding = Finding(construct, part.where(node))
         if not any(e.finding.where.line == finding.where.line and e.part == part.label
                    and e.finding.construct == construct for e in self.found):
-            self.found.append(Evasion(finding, part.label, scope, weak))
+            self.found.append(Evasion(finding, part.label, scope, weak, contained))
 
     def visit(self, part, node, scope, inside):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -210,7 +212,8 @@ class Scanner:
         parts = dotted.split(".")
         root = parts[0]
         if root == "torch" and (dotted.startswith(TORCH_HIDING) or HIDING_NAMES & set(parts)):
-            self.flag(part, node, f"`{dotted}` (torch internals that can hide operations from grading)", scope)
+            self.flag(part, node, f"`{dotted}` (torch internals that can hide operations from grading)", scope,
+                      contained=True)
         elif dotted.startswith(TORCH_UNREADABLE):
             self.flag(part, node, f"`{dotted}` (runs code the grader cannot read)", scope)
         elif root in UNREADABLE_MODULES and not dotted.startswith(READABLE) and dotted != root:
