@@ -41,6 +41,8 @@ DYNAMIC = {"exec", "eval", "compile", "__import__", "breakpoint", "globals", "lo
            "__loader__", "__spec__"}
 MODULE_SAFE_CALLS = {"getattr", "hasattr", "isinstance", "issubclass", "print", "repr", "str", "type", "id", "dir",
                      "help", "format"}
+TAMPER_ROOTS = ("torch", "autograder", "builtins", "sys", "numpy", "gc", "inspect", "importlib", "functools",
+                "itertools", "operator", "types", "_functools", "math", "collections", "copy", "abc")
 CONFIGURATION = ("torch.backends.",)   # settings a lesson may change (`torch.backends.cudnn.benchmark = True`)
 
 
@@ -241,10 +243,12 @@ class Scanner:
             owner = dotted = resolve_dotted(target.value, self.names) or ""
         else:
             return
-        if _is_module(owner, self.imported) or _is_module(owner.rsplit(".", 1)[0], self.imported) and (
-                owner.split(".")[-1] in ("__dict__", "modules")):
+        if owner and self._rooted_in_module(target.value):     # a module, or its class or function
             if not dotted.startswith(CONFIGURATION):
-                self.flag(part, target, f"assigns `{dotted or owner}` (changes a module)", scope)
+                # the modules whose functions the reading names (torch, builtins, functools...) or that reach into
+                # code: anywhere; any other module (`time.perf_counter = ...`): where an answer reaches it
+                self.flag(part, target, f"assigns `{dotted or owner}` (changes a module)", scope,
+                          weak=owner.split(".")[0] not in TAMPER_ROOTS and owner not in self.module_loops)
         elif owner == "__builtins__" or owner.startswith("__builtins__."):
             self.flag(part, target, f"assigns `{dotted or owner}`", scope)
         elif owner in self.looked_up:
@@ -290,6 +294,17 @@ class Scanner:
             elif on_module or not self._own_instance(obj):
                 self.flag(part, node, f"`getattr` with a computed name on `{owner or ast.unparse(obj)[:40]}`"
                           + (", then used as code" if on_module else ""), scope)
+
+    def _rooted_in_module(self, node):
+        """``node`` (an attribute chain) starts at a name bound to a module (``torch.Tensor``, ``np.random``)."""
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        dotted = self.names.of(node)
+        return bool(dotted) and (node.id in self.submission.aliases or node.id in self.module_loops
+                                 or self.submission.kind(node) != "global") and _is_module(dotted.split(".")[0],
+                                                                                          self.imported)
 
     def _computed_lookup(self, call):
         """``call`` is ``getattr(<module>, <computed name>)``."""

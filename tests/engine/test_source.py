@@ -163,6 +163,7 @@ def test_evasion_only_affects_the_items_whose_answer_reaches_it():
     "\n    def get(self, k):\n        return getattr(self, k)\ndef row_sum(x):\n    return M(a=x).get('a').sum(0)",
     "import torch\ntorch.backends.cudnn.benchmark = True\nf = torch.compile\ndef row_sum(x):\n    return x.sum(0)",
     "from autograder.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
+    "import os\nos.environ['OMP_NUM_THREADS'] = '1'\nconfig = {}\nconfig['lr'] = 0.1\ntime = {}\ntime['x'] = 1",
 ])
 def test_honest_look_alikes_are_not_flagged(cell):
     cells = [cell] if "def row_sum" in cell else [cell, "def row_sum(x):\n    return x.sum(0)"]
@@ -229,6 +230,8 @@ def test_recursion_and_loops_over_rebound_shapes_are_loops(cells):
     (("def _go():\n    getattr(print.__self__, 'ex' + 'ec')('row_sum = None')\n_go()\n"
       "def row_sum(x):\n    return x.sum(0)",), "__self__"),
     (("import my_helpers\ndef row_sum(x):\n    return x.sum(0)",), "neither installed"),
+    (("import torch\ntorch.Tensor.__getitem__ = print\ndef row_sum(x):\n    return x.sum(0)",), "changes a module"),
+    (("import time\ndef row_sum(x):\n    time.perf_counter = print\n    return x.sum(0)",), "changes a module"),
     (("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', '')\ndef row_sum(x):\n"
       "    return x.sum(0)",), "cpp_extension"),
     (("import torch\nclass N(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
