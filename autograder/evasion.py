@@ -2,7 +2,9 @@
 
 :func:`affecting` lists, for an item's answers, each construct that makes what runs undecidable from the source and
 that the answer reaches (in its own definitions or a module-level definition it reads, resolved with Python's own
-scoping: :mod:`autograder.source_scopes`), or that runs at module level (it affects every item of the notebook). An
+scoping: :mod:`autograder.source_scopes`), or that runs at module level: a cell's top level, a function called from
+there, decorators, defaults and class bodies (it affects every item of the notebook; torch's hiding constructs,
+which change no other code, only where an answer reaches them). An
 item with any is put **under review** (:class:`autograder.errors.UnderReview`): 0 points, the construct and its line
 in the record, until an instructor accepts (the item is graded on its evidence as if not flagged) or rejects it
 (``python -m autograder review``). A source fact alone never earns a point where the analysis found ambiguity.
@@ -15,10 +17,14 @@ constant attribute, a builtin), and what cannot be resolved is *unknown reach*:
 * **a module used as a value** (``[torch][0]``, ``f(sys)``, ``x or torch``): whatever is done with it later is
   beyond the reading. A module may be named, aliased (``T = torch``), have constant attributes read, be printed or
   passed to ``getattr``/``hasattr``/``isinstance``;
-* **a computed attribute** (``getattr(obj, name)`` with a non-constant name) in code an answer reaches, unless the
-  object is the function's own local data (``getattr(self, name)``); at module level, one on a module whose result
-  is called or has attributes taken. ``setattr``/``delattr`` on anything but a local; assigning or deleting an
-  attribute or item of a module (``torch.sum = ...``; ``torch.backends.*`` settings are allowed);
+* **a computed attribute** (``getattr(obj, name)`` with a name that is not a constant, or a loop over a literal
+  tuple of strings) in code an answer reaches, unless the object is the method's own ``self``/``cls``; anywhere,
+  one used at once as code, and calls and stores through a name bound to one. ``setattr``/``delattr`` on anything
+  but a local; assigning or deleting an attribute or item of a module or its classes (``torch.sum = ...``,
+  ``torch.Tensor.__getitem__ = ...``; ``torch.backends.*`` settings are allowed; a module the rules never name only
+  where an answer reaches it), of the student's own function or class after its definition, or of what a call
+  returns (``type(self).forward = ...``);
+* **beyond the reading's bound**: an answer that reaches more than ``MAX_REACH`` definitions;
 * **frames and code objects** by any route: a dunder attribute outside the harmless few (``__name__``,
   ``__class__``, ``__init__``...: ``print.__self__``, ``f.__globals__``), frame attributes (``f_back``), and the
   modules' own frame, object and import machinery (``sys._getframe``, ``sys.modules``, ``gc.get_objects``,
@@ -34,7 +40,7 @@ constant attribute, a builtin), and what cannot be resolved is *unknown reach*:
 
 Honest look-alikes stay unflagged: ``model.eval()``, ``torch.compile``, ``setattr(self, name, value)``,
 ``getattr(self, name)``, ``importlib.metadata.version("torch")``, ``dtype = getattr(torch, name)`` outside the
-graded functions, a docstring that mentions ``torch._C``. A false alarm on honest code is as serious as a missed
+graded functions, ``for lib in (torch, np): print(lib.__version__)``, a docstring that mentions ``torch._C``. A false alarm on honest code is as serious as a missed
 cheat: ``tests/honest/`` and ``tests/test_evasion_calibration.py`` run this over a corpus of student-style answers,
 every reference, alternative and mutant, and find nothing. Read in process (the kit's proofs), only the answers' own
 definitions count: a test module that defines a student's function is no submission.
