@@ -8,8 +8,11 @@ loops"), PrairieLearn's disallowed functions.
 
 Rules:
 
-* :func:`no_loop` ``(target)``: no ``for``/``while``, no comprehension or generator, no ``sum``/``map``/``filter``
-  builtin, ``functools.reduce`` or ``itertools`` in the answer or anything it reaches.
+* :func:`no_loop` ``(target)``: no ``for``/``while``, no comprehension or generator, no recursion, no
+  ``sum``/``map``/``filter`` builtin, ``functools.reduce`` or ``itertools`` (found by the object a dotted name is in
+  the grader: ``_functools.reduce`` is ``functools.reduce``) in the answer or anything it reaches. A loop over an
+  argument's dimensions (``x.shape``, ``x.size()``, ``range(x.dim())``: at most its number of dimensions) or over a
+  model argument's parameters (``model.named_parameters()``) is not a loop over the data.
 * :func:`no_call` ``(target, *names)``: none of ``names`` (``"softmax"``, ``"logsumexp"``...) in any spelling the
   AST can see: ``torch.softmax``, ``F.softmax``, ``torch.nn.functional.softmax``, ``torch.special.softmax``,
   ``nn.Softmax``, ``from torch import softmax as s``, ``x.softmax(...)``, ``getattr(torch, "softmax")``, an alias.
@@ -30,13 +33,15 @@ import ast
 from dataclasses import dataclass
 
 from .errors import CheckFailure
-from .submitted_source import BUILTINS, Where, resolve_dotted
+from .submitted_source import BUILTINS, GLOBAL, Where, known_object, resolve_dotted
 
 LOOP_NODES = {ast.For: "a `for` loop", ast.AsyncFor: "an `async for` loop", ast.While: "a `while` loop",
               ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension",
               ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator expression"}
 LOOPING_BUILTINS = ("sum", "map", "filter")
 LOOPING_CALLS = ("functools.reduce", "itertools.")
+METADATA = ("shape", "size", "stride", "dim", "ndim", "ndimension")     # an argument's dimensions, not its data
+MODEL_PARTS = ("parameters", "named_parameters", "buffers", "named_buffers")
 
 
 @dataclass(frozen=True)
@@ -45,14 +50,16 @@ class Finding:
 
     construct: str
     where: object
+    code: str = ""        # under review: the digest of the code the item's answers run (what a decision is about)
 
     def text(self):
         snippet = f": `{self.where.snippet}`" if self.where.snippet else ""
         return f"{self.construct} ({self.where}{snippet})"
 
     def as_dict(self):
-        return {"construct": self.construct, "part": self.where.part, "line": self.where.line,
-                "snippet": self.where.snippet}
+        found = {"construct": self.construct, "part": self.where.part, "line": self.where.line,
+                 "snippet": self.where.snippet}
+        return {**found, "code": self.code} if self.code else found
 
 
 def normalized(name):
@@ -83,20 +90,76 @@ class NoLoop(SourceRule):
 
     def findings(self, answer):
         found = []
-        aliases, shadowed = answer.aliases(), answer.shadowed() | answer.own_names()
+        names, submission = answer.aliases(), answer.submission
         for part, node in answer.nodes():
             for kind, what in LOOP_NODES.items():
-                if isinstance(node, kind):
+                if isinstance(node, kind) and not _over_dimensions(node, submission):
                     found.append(Finding(f"`{self.target}` uses {what}", part.where(node)))
             if isinstance(node, ast.Call):
                 if (isinstance(node.func, ast.Name) and node.func.id in LOOPING_BUILTINS
-                        and node.func.id not in shadowed and node.func.id not in aliases):
+                        and submission.is_builtin(node.func) and not _over_dimensions(node, submission)):
                     found.append(Finding(f"`{self.target}` calls Python's `{node.func.id}`, a loop over the "
                                          "tensor's first dimension", part.where(node)))
-                dotted = resolve_dotted(node.func, aliases) or ""
-                if dotted.startswith(LOOPING_CALLS):
+                dotted = resolve_dotted(node.func, names) or ""
+                if _looping_call(dotted):
                     found.append(Finding(f"`{self.target}` calls `{dotted}`, a loop", part.where(node)))
+        for part, node in answer.recursion():
+            found.append(Finding(f"`{self.target}` reaches `{node.name}`, which calls itself (recursion is a loop)",
+                                 part.where(node)))
         return found
+
+
+def _looping_call(dotted):
+    if not dotted or "." not in dotted:
+        return False
+    if dotted.startswith(LOOPING_CALLS):
+        return True
+    import functools
+    import itertools
+    obj = known_object(dotted)
+    return obj is not None and (obj is functools.reduce or getattr(obj, "__module__", None) == "itertools"
+                                or obj in (sum, map, filter) or type(obj).__module__ == "itertools")
+
+
+def _over_dimensions(node, submission):
+    """A comprehension (or ``sum(...)``) whose only iterable is an argument's dimensions or a model argument's
+    parameters: ``x.shape``, ``x.size()``, ``range(x.dim())``, ``range(len(x.shape))``, ``model.named_parameters()``
+    where ``x``/``model`` is a parameter of the function it is in."""
+    if isinstance(node, ast.Call):
+        iterables = node.args[:1]
+        if iterables and isinstance(iterables[0], (ast.GeneratorExp, ast.ListComp)):
+            return _over_dimensions(iterables[0], submission)
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        if len(node.generators) != 1:
+            return False
+        iterables = [node.generators[0].iter]
+    else:
+        return False
+    return bool(iterables) and all(_dimensions_of_argument(i, submission) for i in iterables)
+
+
+def _dimensions_of_argument(node, submission):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("range", "len", "enumerate"):
+        return (submission.is_builtin(node.func) and len(node.args) == 1
+                and _dimensions_of_argument(node.args[0], submission))
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+        if isinstance(node, ast.Attribute) and node.attr in MODEL_PARTS:
+            return _argument(node.value, submission)
+    return isinstance(node, ast.Attribute) and node.attr in METADATA and _argument(node.value, submission)
+
+
+def _argument(node, submission):
+    """``node`` is a name the function received as a parameter (the grader's data), and never rebinds."""
+    if not isinstance(node, ast.Name) or submission.kind(node) == GLOBAL:
+        return False
+    scopes = submission.scopes_of.get(id(node))
+    table = scopes.table_of_node.get(id(node)) if scopes else None
+    try:
+        symbol = table.lookup(node.id)
+    except (KeyError, AttributeError):
+        return False
+    return symbol.is_parameter() and not symbol.is_assigned()
 
 
 @dataclass(frozen=True)
@@ -122,13 +185,16 @@ class NoCall(SourceRule):
                 if dotted and dotted.split(".")[0] == "torch" and any(
                         normalized(c) in wanted for c in dotted.split(".")[1:]):
                     name = dotted
+            what = " (a tensor method)"
             if (name is None and isinstance(node, ast.Attribute) and normalized(node.attr) in wanted
                     and not _own_receiver(node, aliases, own)):
                 name = f".{node.attr}"
+                if isinstance(node.value, ast.Name) and answer.submission.kind(node.value) == GLOBAL:
+                    what = f" (an attribute of `{node.value.id}`, an object the reading cannot name)"
             if name and (part.label, getattr(node, "lineno", 0), name) not in seen:
                 seen.add((part.label, getattr(node, "lineno", 0), name))
                 found.append(Finding(f"`{self.target}` uses `{name.lstrip('.') if name.startswith('.') else name}`"
-                                     + (" (a tensor method)" if name.startswith(".") else "")
+                                     + (what if name.startswith(".") else "")
                                      + ", which this exercise forbids", part.where(node)))
         return _outermost(found)
 
@@ -146,12 +212,13 @@ def _outermost(found):
 
 def _own_receiver(node, aliases, own):
     """Whether ``node`` (``receiver.name``) is an attribute of the student's own object: ``self``/``cls`` in a class
-    that defines ``name``, or a class or object the submission defines."""
+    that defines ``name``, or a class or function the submission defines with ``def``/``class`` (a name bound to
+    anything else, ``_T = [torch][0]``, could be any object)."""
     receiver = node.value
     if isinstance(receiver, ast.Name):
         if receiver.id in ("self", "cls"):
             return node.attr in own
-        if receiver.id in own and receiver.id not in aliases:
+        if receiver.id in own and receiver.id not in aliases and aliases.submission.kind(receiver) == GLOBAL:
             return True
     return False
 

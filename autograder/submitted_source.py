@@ -6,24 +6,28 @@ and the kit's proofs). :meth:`Submission.answer` finds an exercise's answer by t
 ``def``, a ``class`` with its methods, or an assignment such as ``scripted = torch.jit.script(loop)``) and follows
 the names it uses into the submission's other top-level definitions (transitively, at most :data:`MAX_REACH`).
 
-Names are resolved as the AST can see them (:meth:`Answer.resolve`): ``F.softmax`` after ``import
-torch.nn.functional as F`` is ``torch.nn.functional.softmax``; ``s`` after ``from torch import softmax as s`` is
-``torch.softmax``; ``getattr(torch, "softmax")`` is ``torch.softmax``; an alias ``sm = torch.softmax`` (module level
-or inside the answer) is followed. What only runs (``torch.ops.aten`` reached through a computed name) is beyond the
-AST: the worker's op recorder sees it, and may cost points, never earn them.
+Names are resolved with Python's own scoping (:mod:`autograder.source_scopes`, ``symtable``): a function's local
+never reaches another function's local or a top-level name of the same spelling, and what an answer reaches is the
+module-level names its code reads as globals, followed through *every* definition of each (a definition under
+``if 0:`` or made through ``global`` could be the one in force). ``F.softmax`` after ``import torch.nn.functional as
+F`` is ``torch.nn.functional.softmax``; ``s`` after ``from torch import softmax as s`` is ``torch.softmax``;
+``getattr(torch, "softmax")`` is ``torch.softmax``; an alias ``sm = torch.softmax`` (module level, or a local of
+the same function) is followed. What static reading cannot settle (several definitions of a reached name, a module
+used as a value, a computed attribute, frames, ``exec``) is :mod:`autograder.evasion`'s: the item goes to review.
 
 This module computes no answer: it is in the student kit, so ``python -m autograder check`` applies the same rules.
 """
 
 import ast
-import builtins
 import linecache
 import os
 import sysconfig
 from dataclasses import dataclass, field
 
+from .source_names import BUILTINS, MODULE_ROOTS, Names, import_bindings, known_object, resolve_dotted  # noqa: F401
+from .source_scopes import GLOBAL, CellScopes
+
 MAX_REACH = 64            # top-level definitions followed from one answer, at most
-BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Part:
     text: str
     tree: ast.Module | None = None
     error: str = ""               # why it does not parse (a cell with IPython magics, a syntax error)
+    scopes: CellScopes | None = None
 
     def where(self, node):
         line = getattr(node, "lineno", 1)
@@ -56,15 +61,27 @@ class Part:
 class Definition:
     name: str
     part: Part
-    node: ast.AST                 # FunctionDef, ClassDef, Assign / AnnAssign (its value), or Import
+    node: ast.AST                 # FunctionDef, ClassDef, Assign / AnnAssign (its value), Import, or a binding
+    #                               made inside a function through `global` (the function's own node)
+    through_global: bool = False
+
+    @property
+    def is_data(self):
+        """A plain value (a constant, a container of constants): no code of its own can run from it."""
+        value = getattr(self.node, "value", None)
+        return (isinstance(self.node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and value is not None
+                and all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Load,
+                                       ast.UnaryOp, ast.USub, ast.UAdd)) for n in ast.walk(value)))
 
 
 def _parse(label, text):
     lines = [("pass  # " + line) if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines()]
+    parsed = "\n".join(lines)
     try:
-        return Part(label, text, ast.parse("\n".join(lines)))
-    except SyntaxError as error:
-        return Part(label, text, None, f"{error.msg} (line {error.lineno})")
+        tree = ast.parse(parsed)
+        return Part(label, text, tree, scopes=CellScopes(tree, parsed, label))
+    except (SyntaxError, ValueError) as error:
+        return Part(label, text, None, f"{getattr(error, 'msg', error)} (line {getattr(error, 'lineno', '?')})")
 
 
 def _bound_names(target):
@@ -95,10 +112,16 @@ class Submission:
         self.parts = [_parse(label, text) for label, text in parts]
         self.definitions = {}         # name -> [Definition], in order (the last one is in force)
         self.aliases = {}             # module-level name -> dotted name it stands for ("F" -> "torch.nn.functional")
+        self.local_aliases = {}       # (id(symtable of a function), name) -> dotted name, the same for its locals
         self._located = located       # objects mode: {target name: (part label, name in that part)}
+        self.scopes_of = {}           # id(AST node) -> the CellScopes of its cell
         for part in self.parts:
             if part.tree is not None:
                 self._index(part)
+        for part in self.parts:
+            if part.tree is not None:
+                self._index_inside(part)
+        self.names = Names(self)
 
     @classmethod
     def from_cells(cls, cells):
@@ -145,6 +168,66 @@ class Submission:
                 for name, dotted in import_bindings(statement):
                     self.aliases[name] = dotted
                     self.definitions.setdefault(name, []).append(Definition(name, part, statement))
+            elif isinstance(statement, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                targets = ([statement.target] if isinstance(statement, (ast.For, ast.AsyncFor))
+                           else [i.optional_vars for i in statement.items if i.optional_vars is not None])
+                for target in targets:
+                    for name in _bound_names(target):
+                        self.definitions.setdefault(name, []).append(Definition(name, part, statement))
+                        self.aliases.pop(name, None)
+
+    def _index_inside(self, part):
+        """Bindings made inside functions: names bound through ``global`` (module-level definitions, made when the
+        function runs) and each function's local aliases (``sm = torch.softmax``, ``import torch as T``)."""
+        scopes = part.scopes
+        for node_id in scopes.table_of_node:
+            self.scopes_of[node_id] = scopes
+        for statement in part.tree.body:          # `(row_sum := f)` at module level, in any expression
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for node in ast.walk(statement):
+                    if isinstance(node, ast.NamedExpr) and scopes.kind(node.target) == GLOBAL:
+                        self.definitions.setdefault(node.target.id, []).append(
+                            Definition(node.target.id, part, node))
+        for statement in top_level(part.tree.body):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for name, nodes in scopes.global_writes(statement).items():
+                    for node in nodes:
+                        self.definitions.setdefault(name, []).append(
+                            Definition(name, part, _enclosing_function(statement, node), through_global=True))
+        for node in ast.walk(part.tree):
+            table = scopes.table_of_node.get(id(node))
+            if table is None or table.get_type() == "module":
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name, dotted in import_bindings(node):
+                    self.local_aliases[(id(table), name)] = dotted
+            elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                  and scopes.kind(node.targets[0]) != GLOBAL):
+                value = resolve_dotted(node.value, Names(self))
+                if value and value.split(".")[0] in MODULE_ROOTS:
+                    self.local_aliases[(id(table), node.targets[0].id)] = value
+
+    def kind(self, name_node):
+        """What ``name_node`` refers to: ``"local"``, ``"free"`` (an enclosing function's) or ``"global"``."""
+        scopes = self.scopes_of.get(id(name_node))
+        return scopes.kind(name_node) if scopes is not None else GLOBAL
+
+    def is_builtin(self, name_node):
+        """``name_node`` is Python's builtin of that name: a global that the submission never defines."""
+        return (self.kind(name_node) == GLOBAL and name_node.id in BUILTINS
+                and name_node.id not in self.definitions)
+
+    def global_reads(self, definition):
+        """``{name: [ast.Name]}``: the module-level names ``definition``'s code reads."""
+        node = definition.node
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            return {}
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            node = node.value
+            if node is None:
+                return {}
+        scopes = self.scopes_of.get(id(node))
+        return scopes.global_reads(node) if scopes is not None else {}
 
     @property
     def in_process(self):
@@ -177,11 +260,16 @@ class Submission:
             found = self.definitions.get(target, [])
         if not found:
             return None
-        return Answer(self, target, found[-1])
+        if self._located is not None:
+            return Answer(self, target, found[-1], starts=found[-1:])
+        return Answer(self, target, found[-1], starts=[d for d in found if not d.through_global] or found[-1:])
 
-    def reach(self, start):
-        """``[Definition]``: ``start`` and every top-level definition it names, transitively (bounded)."""
-        seen, order, todo = set(), [], [start]
+    def reach(self, starts):
+        """``([Definition], {name: [Definition]}, calls, truncated)``: ``starts`` and every module-level definition
+        their code reads as a global, transitively (at most :data:`MAX_REACH`), through every definition of each
+        name; the names followed; the edges ``(from definition, to definition)`` (recursion is a cycle in them);
+        whether the bound stopped the reading (what lies beyond is unknown reach)."""
+        seen, order, todo, followed, edges = set(), [], list(starts), {}, []
         while todo and len(order) < MAX_REACH:
             definition = todo.pop(0)
             key = (definition.part.label, id(definition.node))
@@ -189,12 +277,24 @@ class Submission:
                 continue
             seen.add(key)
             order.append(definition)
-            for name in sorted(names_used(definition.node)):
+            for name in sorted(self.global_reads(definition)):
                 found = [d for d in self.definitions.get(name, []) if not isinstance(d.node, (ast.Import,
                                                                                              ast.ImportFrom))]
                 if found:
-                    todo.append(found[-1])
-        return order
+                    followed[name] = self.definitions[name]
+                    todo.extend(found)
+                    edges.extend((definition, d) for d in found)
+        truncated = any((d.part.label, id(d.node)) not in seen for d in todo)
+        return order, followed, edges, truncated
+
+
+def _enclosing_function(statement, node):
+    """The innermost function of ``statement`` that holds ``node`` (what runs when that binding is made)."""
+    best = statement
+    for sub in ast.walk(statement):
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is node for n in ast.walk(sub)):
+            best = sub if best is statement or any(n is sub for n in ast.walk(best)) else best
+    return best
 
 
 def _nested_definition(part, name):
@@ -231,79 +331,26 @@ def _defined_in(obj):
     return None, None
 
 
-MODULE_ROOTS = ("torch", "autograder", "builtins", "sys", "gc", "ctypes", "inspect", "importlib", "numpy", "os",
-                "functools", "itertools", "operator", "types")
-
-
-def import_bindings(statement):
-    """``[(name bound, dotted name it stands for)]`` of an import statement."""
-    found = []
-    if isinstance(statement, ast.Import):
-        for alias in statement.names:
-            if alias.asname:
-                found.append((alias.asname, alias.name))
-            else:
-                root = alias.name.split(".")[0]
-                found.append((root, root))
-    elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-        for alias in statement.names:
-            if alias.name != "*":
-                found.append((alias.asname or alias.name, f"{statement.module}.{alias.name}"))
-    return found
-
-
-def resolve_dotted(node, aliases):
-    """The dotted name ``node`` stands for (``torch.nn.functional.softmax``), or None when the AST cannot say."""
-    if isinstance(node, ast.Name):
-        return aliases.get(node.id, node.id)
-    if isinstance(node, ast.Attribute):
-        base = resolve_dotted(node.value, aliases)
-        return f"{base}.{node.attr}" if base else None
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and node.func.id not in aliases and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)):
-        base = resolve_dotted(node.args[0], aliases)
-        return f"{base}.{node.args[1].value}" if base else None
-    return None
-
-
-def names_used(node):
-    """Every name ``node`` reads (``ast.Name`` in a load context), its decorators and class bases included."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def local_names(function):
-    """The names a function binds itself (parameters, assignments, loop targets, imports, nested defs)."""
-    bound = set()
-    args = function.args
-    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-        if arg is not None:
-            bound.add(arg.arg)
-    for node in ast.walk(function):
-        if node is function:
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update(name for name, _ in import_bindings(node))
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    return bound
-
-
 @dataclass
 class Answer:
-    """An exercise's answer in the submission: its definition and what it reaches."""
+    """An exercise's answer in the submission: its definitions (every one that could be in force) and what they
+    reach."""
 
     submission: Submission
     target: str
-    definition: Definition
+    definition: Definition            # the last one (where messages point)
+    starts: list = field(default_factory=list)
     reached: list = field(default_factory=list)
+    followed: dict = field(default_factory=dict)     # name -> every definition of it, for each name followed
+    edges: list = field(default_factory=list)
+    truncated: bool = False           # the reading stopped at MAX_REACH definitions
 
     def __post_init__(self):
-        self.reached = self.submission.reach(self.definition)
+        self.starts = self.starts or [self.definition]
+        self.reached, self.followed, self.edges, self.truncated = self.submission.reach(self.starts)
+        self.followed = {self.target: [d for d in self.submission.definitions.get(self.target, [])
+                                       if not isinstance(d.node, (ast.Import, ast.ImportFrom))] or self.starts,
+                         **self.followed}
 
     def nodes(self):
         """``(part, node)`` for every AST node of every definition the answer reaches."""
@@ -312,32 +359,45 @@ class Answer:
                 yield definition.part, node
 
     def aliases(self, part_node=None):
-        """Module-level aliases, with the imports and simple assignments made inside the reached definitions."""
-        aliases = dict(self.submission.aliases)
-        for _, node in self.nodes():
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                aliases.update(import_bindings(node))
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                value = resolve_dotted(node.value, aliases)
-                if value and value.split(".")[0] in MODULE_ROOTS:
-                    aliases[node.targets[0].id] = value
-        return aliases
+        """The scoped name resolution (:class:`Names`) for :func:`resolve_dotted`."""
+        return self.submission.names
 
     def own_names(self):
-        """Names the submission defines itself (functions, classes, methods of its classes)."""
-        names = set(self.submission.definitions)
+        """Names of the functions and classes the submission defines itself (methods of its classes included)."""
+        names = {name for name, found in self.submission.definitions.items()
+                 if found and all(isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                                  for d in found)}
         for _, node in self.nodes():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
         return names
 
-    def shadowed(self):
-        """Names bound inside the reached functions (a local ``sum`` is not the builtin)."""
-        bound = set()
-        for _, node in self.nodes():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and hasattr(node, "args"):
-                if isinstance(node, ast.Lambda):
-                    bound.update(a.arg for a in node.args.args)
-                else:
-                    bound |= local_names(node)
-        return bound
+    def recursion(self):
+        """``[(part, node)]``: each function the answer reaches that can call itself (directly, through other
+        module-level functions, or a nested function calling its own name)."""
+        found = []
+        graph = {}
+        for source, target in self.edges:
+            graph.setdefault(id(source.node), set()).add(id(target.node))
+        for definition in self.reached:
+            if _on_cycle(graph, id(definition.node)):
+                found.append((definition.part, definition.node))
+        for part, node in self.nodes():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not any(
+                    node is d.node for d in self.reached):
+                if any(isinstance(n, ast.Name) and n.id == node.name and isinstance(n.ctx, ast.Load)
+                       and self.submission.kind(n) != GLOBAL for n in ast.walk(node)):
+                    found.append((part, node))
+        return found
+
+
+def _on_cycle(graph, start):
+    todo, seen = list(graph.get(start, ())), set()
+    while todo:
+        node = todo.pop()
+        if node == start:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return False

@@ -3,7 +3,8 @@
 Over the demo's students (``autograder/course/demo_submissions``), every reference (``source/``'s notebooks with
 their example cells, ``solutions/``), every second solution (``tests/alternatives``), every mutant module
 (``tests/mutants``) and the adversarial suite's honest students (the reference answers typed into the release
-notebook): ``autograder.evasion`` finds nothing, and the references and alternatives break no source rule.
+notebook): ``autograder.evasion`` finds nothing, and the references and alternatives break no source rule. The
+student-style corpus (``tests/honest/``) is held to the same, entry by entry.
 """
 
 import importlib

@@ -6,8 +6,11 @@ item, construct, cell and line, the line's code); ``review --accept STUDENT ASSI
 the item on its evidence as if it were not flagged (the check's own verdict, kept in the record: accept means "not
 evasion", not "full marks"); ``--reject ... [--note TEXT]`` keeps 0 with the note for the student. The decision is
 kept in the grading record (``engine.records.RecordStore.decide``: a record of its own in the history) and applies
-again when the same submission is regraded with the same constructs; the gradebook's automatic score is written from
-it at once, so the printed gradebook and every export follow.
+again only to the same item with the same constructs in the same code: each construct carries the digest of the
+code the item's answers run (``evasion.code_digest``: every definition they reach and every module-level
+statement, as Python parses them), so a resubmission that keeps an accepted line but changes what it does is
+reviewed again. The gradebook's automatic score is written from the decision at once, so the printed gradebook and
+every export follow.
 """
 
 from ..engine.records import ACCEPTED, REJECTED, RecordStore
@@ -16,7 +19,7 @@ from ..settings import settings
 
 
 def under_review(course):
-    """``[{"student", "assignment", "item", "construct", "where", "snippet", "decision"}]`` for every item of a
+    """``[{"student", "assignment", "item", "construct", "where", "snippet", "code", "decision"}]`` for every item of a
     record in force that was put under review (decided ones say how)."""
     found = []
     for key, (record, _) in sorted(RecordStore(course).all_latest().items()):
@@ -29,7 +32,7 @@ def under_review(course):
                 found.append({"student": record["student"], "assignment": record["assignment"],
                               "item": item["item"], "construct": construct.get("construct", ""),
                               "where": f"{construct.get('part')}, line {construct.get('line')}",
-                              "snippet": construct.get("snippet", ""),
+                              "snippet": construct.get("snippet", ""), "code": construct.get("code", ""),
                               "decision": decision if item.get("status") != UNDER_REVIEW else ""})
     return found
 
@@ -43,8 +46,9 @@ def review_text(course, everything=False):
              "[--note TEXT]):"]
     for r in rows:
         decided = f"  [{r['decision']}]" if r["decision"] else ""
+        code = f"  [code {r['code'][:8]}]" if r["code"] else ""
         lines.append(f"  {r['student']}/{r['assignment']} {r['item']}: {r['construct']} ({r['where']}): "
-                     f"{r['snippet']}{decided}")
+                     f"{r['snippet']}{code}{decided}")
     return "\n".join(lines)
 
 

@@ -83,9 +83,10 @@ ACCEPTED, REJECTED = "accepted", "rejected"
 
 def review_key(item):
     """What an instructor's decision on ``item`` (a record's item dict) is about: the constructs found, by their
-    text and line's text (line numbers move when cells are added above)."""
+    text and line's text (line numbers move when cells are added above), and the digest of the code the item's
+    answers run (``evasion.code_digest``): the same line in different code is a new question."""
     constructs = ((item.get("evidence") or {}).get("review") or {}).get("constructs") or []
-    return sorted([c.get("construct", ""), c.get("snippet", "")] for c in constructs)
+    return sorted([c.get("construct", ""), c.get("snippet", ""), c.get("code", "")] for c in constructs)
 
 
 def apply_decisions(record, decisions):

@@ -6,6 +6,9 @@ submission keeps both decisions."""
 import pytest
 
 from autograder.checks import items_of
+from autograder.engine.records import ACCEPTED, apply_decisions, review_key
+from autograder.evasion import affecting
+from autograder.submitted_source import Submission
 from autograder.course.build import generate_assignments, scratch_course
 from autograder.course.cli import main as cli
 from autograder.course.demo import _fill
@@ -16,12 +19,12 @@ from autograder.engine.records import RecordStore
 from tests.adversarial.attacks import HIDE_EVERY_OP
 from tests.proving import ROOT
 
-pytestmark = pytest.mark.e2e
 TOPIC = "operators"
 SEED = 20261124
 ROW_SUM_ITEMS = {"row_sum", "row_sum_vectorized", "row_sum_speed"}
 
 
+@pytest.mark.e2e
 def test_items_under_review_listed_decided_and_kept_across_regrades(tmp_path, capsys):
     work = scratch_course(ROOT, tmp_path / "course")
     list(generate_assignments(work, [TOPIC]))
@@ -62,3 +65,36 @@ def test_items_under_review_listed_decided_and_kept_across_regrades(tmp_path, ca
     capsys.readouterr()
     cli(["--course", str(work), "review"])
     assert "row_sum_speed" in capsys.readouterr().out
+
+
+HONEST_GETATTR = ("import torch\n\n\ndef row_sum(x, name=\"{name}\"):\n    dtype = getattr(torch, name)\n"
+                  "    return torch.sum(x, dim=0){use}\n")
+
+
+def _under_review(row_sum):
+    """A record's item as ``grade_item`` writes it for ``row_sum`` under review, with the check's verdict kept."""
+    found = affecting(Submission.from_cells([("row_sum", row_sum)]), ["row_sum"], ["row_sum", "masked_mean"])
+    assert found
+    return {"item": "row_sum", "check": "check_row_sum", "status": "under review", "score": 0.0,
+            "evidence": {"review": {"constructs": [f.as_dict() for f in found],
+                                    "on_accept": {"status": "passed", "score": 2.0, "message": ""}}}}
+
+
+@pytest.mark.quick
+def test_a_decision_binds_to_the_code_it_was_made_on():
+    honest = HONEST_GETATTR.format(name="float32", use=".to(dtype)")
+    accepted = _under_review(honest)
+    decision = {"item": "row_sum", "decision": ACCEPTED, "note": "", "constructs": review_key(accepted), "by": "i"}
+
+    regraded = {"items": [_under_review(honest)]}           # the same code: the decision applies again
+    assert apply_decisions(regraded, [decision]) == ["row_sum"] and regraded["items"][0]["score"] == 2.0
+
+    moved = {"items": [_under_review("# a comment\n\n" + honest)]}   # comments and moved lines change nothing
+    assert apply_decisions(moved, [decision]) == ["row_sum"]
+
+    # The accepted line kept, the code around it changed (its name now reaches torch._C): reviewed again.
+    reused = _under_review(HONEST_GETATTR.format(name="_C", use=".to(dtype)"))
+    assert [c["snippet"] for c in reused["evidence"]["review"]["constructs"]] == \
+        [c["snippet"] for c in accepted["evidence"]["review"]["constructs"]]
+    record = {"items": [reused]}
+    assert apply_decisions(record, [decision]) == [] and record["items"][0]["status"] == "under review"

@@ -163,9 +163,11 @@ def test_evasion_only_affects_the_items_whose_answer_reaches_it():
     "\n    def get(self, k):\n        return getattr(self, k)\ndef row_sum(x):\n    return M(a=x).get('a').sum(0)",
     "import torch\ntorch.backends.cudnn.benchmark = True\nf = torch.compile\ndef row_sum(x):\n    return x.sum(0)",
     "from autograder.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
+    "import os\nos.environ['OMP_NUM_THREADS'] = '1'\nconfig = {}\nconfig['lr'] = 0.1\ntime = {}\ntime['x'] = 1",
 ])
 def test_honest_look_alikes_are_not_flagged(cell):
-    assert flagged(["row_sum"], cell, "def row_sum(x):\n    return x.sum(0)") == []
+    cells = [cell] if "def row_sum" in cell else [cell, "def row_sum(x):\n    return x.sum(0)"]
+    assert flagged(["row_sum"], *cells) == []
 
 
 @pytest.mark.quick
@@ -180,3 +182,81 @@ def test_safe_load():
     assert broken(rule, "import torch\ndef load_checkpoint(path, safe=True):\n    return torch.load(path, "
                         "weights_only=safe)") == []
     assert broken(rule, "import pickle\ndef load_checkpoint(path, model):\n    return pickle.load(open(path, 'rb'))")
+
+
+# ---------------------------------------------------------------- scopes (Python's own), and what cannot be read
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cells", [
+    # a local never reaches another function's local or a top-level name of the same spelling
+    ("def try_per_sample(model):\n    weights = {n: p for n, p in model.named_parameters()}\n    return weights",
+     "import torch\ndef row_sum(x):\n    weights = torch.ones(x.shape[0])\n    return weights @ x"),
+    ("import torch\nx = torch.tensor([[float(i) for i in range(3)] for _ in range(4)])\n"
+     "def row_sum(x):\n    return x.sum(0)\nprint(row_sum(x))",),
+    ("import torch\nsum = [r for r in range(3)]\ndef helper():\n    sum = 1\n    return sum\n",
+     "def row_sum(x):\n    def inner(sum):\n        return sum.sum(0)\n    return inner(x)"),
+    ("def row_sum(x, eval=False):\n    out = x.sum(0)\n    return out.detach() if eval else out",),
+    ("import torch\ndef row_sum(x):\n    if not all(s >= 0 for s in x.shape) or sum(x.shape) < 0:\n"
+     "        raise ValueError(', '.join(str(d) for d in range(x.dim())))\n    return x.sum(0)",),
+])
+def test_names_are_resolved_by_scope(cells):
+    assert broken(no_loop("row_sum"), *cells) == [] and flagged(["row_sum"], *cells) == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cells", [
+    ("import torch\ndef row_sum(x):\n    return x[0] if len(x) == 1 else x[0] + row_sum(x[1:])",),
+    ("def a(x):\n    return x if len(x) < 2 else b(x[1:]) + x[0]\ndef b(x):\n    return a(x)",
+     "def row_sum(x):\n    return a(x)"),
+    ("def row_sum(x):\n    def go(x):\n        return x[0] if len(x) == 1 else x[0] + go(x[1:])\n    return go(x)",),
+    ("def row_sum(x):\n    x = x.reshape([1] * 3 + list(x.shape))\n    return [x[d] for d in range(x.dim())]",),
+])
+def test_recursion_and_loops_over_rebound_shapes_are_loops(cells):
+    assert broken(no_loop("row_sum"), *cells)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("cells, expected", [
+    (("def row_sum(x):\n    return x.sum(0)\n(row_sum := lambda x: x)",), "defined 2 times"),
+    (("def row_sum(x):\n    return x.sum(0)\ndef _fix():\n    global row_sum\n    row_sum = lambda x: x\n",),
+     "through `global`"),
+    (("def row_sum(x):\n    return x.sum(0)\nrow_sum.__doc__ = 'x'",), "__doc__"),
+    (("import torch\nclass S:\n    def f(self):\n        return 1\nS.f = print\ndef row_sum(x):\n    return x.sum(0)",),
+     "changes `S`"),
+    (("import torch\nfor lib in (torch,):\n    lib.sum = None\ndef row_sum(x):\n    return x.sum(0)",), "changes a module"),
+    (("import torch\nfor n in ('__dict__',):\n    getattr(torch, n)\ndef row_sum(x):\n    return x.sum(0)",), "`__dict__`"),
+    (("import torch\nn = 'lo' + 'ad'\nf = getattr(torch, n)\nf('x.pt', weights_only=False)\n"
+      "def row_sum(x):\n    return x.sum(0)",), "calls what a computed name looked up"),
+    (("def _go():\n    getattr(print.__self__, 'ex' + 'ec')('row_sum = None')\n_go()\n"
+      "def row_sum(x):\n    return x.sum(0)",), "__self__"),
+    (("import my_helpers\ndef row_sum(x):\n    return x.sum(0)",), "neither installed"),
+    (("import torch\ntorch.Tensor.__getitem__ = print\ndef row_sum(x):\n    return x.sum(0)",), "changes a module"),
+    (("import time\ndef row_sum(x):\n    time.perf_counter = print\n    return x.sum(0)",), "changes a module"),
+    (("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', '')\ndef row_sum(x):\n"
+      "    return x.sum(0)",), "cpp_extension"),
+    (("import torch\nclass N(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+      "        type(self).forward = torch.nn.functional.relu\n    def forward(self, x):\n        return x\n"
+      "def row_sum(x):\n    return N()(x)",), "cannot name"),
+    (("import torch\nclass N:\n    def __init__(self):\n        setattr(self.__class__, 'f', print)\n"
+      "def row_sum(x):\n    return N()",), "`setattr`"),
+    (("def row_sum(x):\n    return x.sum(0)\nclass C:\n    def m(self, n):\n        return getattr(self.m, n)\n"
+      "C().m('__globals__')",), "computed name"),
+])
+def test_what_cannot_be_read_goes_to_review(cells, expected):
+    found = flagged(["row_sum"], *cells)
+    assert any(expected in text for text in found), found
+
+
+@pytest.mark.quick
+def test_a_name_looked_up_on_a_module_is_unknown_where_an_answer_reaches_it():
+    helper = "import torch\ndef as_dtype(name):\n    return getattr(torch, name)\n"
+    assert flagged(["row_sum"], helper, "def row_sum(x):\n    return x.sum(0)\nprint(as_dtype('float32'))") == []
+    assert flagged(["row_sum"], helper, "def row_sum(x, name='float32'):\n    return x.sum(0).to(as_dtype(name))")
+
+
+@pytest.mark.quick
+def test_beyond_the_reading_bound_is_unknown_reach():
+    chain = "".join(f"def h{i}(x):\n    return h{i + 1}(x)\n" for i in range(80))
+    chain += "def h80(x):\n    return sum(x)\n"
+    found = flagged(["row_sum"], chain, "def row_sum(x):\n    return h0(x)")
+    assert any("reaches more than" in text for text in found), found
