@@ -127,6 +127,8 @@ def main(argv=None):
     from ..trusted.sandbox import SandboxUnavailable
 
     try:
+        from ..settings import use_course
+        use_course(args.course)      # course_settings.json, and AUTOGRADER_SETTINGS over it (said on stderr)
         return _run(parser, args)
     except ModuleNotFoundError as error:   # in the student kit, which has only the tools `check` needs
         from ..kit_contents import in_kit
@@ -140,8 +142,9 @@ def main(argv=None):
     except (SandboxUnavailable, ClusterUnavailable) as error:
         print(f"Cannot grade: {error}", file=sys.stderr)
         return 2
-    except ValueError as error:      # late.DeadlineError, lms.LMSError: bad settings, roster or download
-        if type(error).__name__ not in ("DeadlineError", "LMSError"):
+    except ValueError as error:      # bad settings, roster, download, gradebook; another grade running
+        if type(error).__name__ not in ("DeadlineError", "LMSError", "SettingsError", "GradebookStateError",
+                                        "GradeLocked"):
             raise
         print(f"Cannot {args.command}: {error}", file=sys.stderr)
         return 2

@@ -123,10 +123,12 @@ def config(assignment, gpu_items, feedback, settings_values, item_feedback=None)
             "version": __version__, "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
-def instructor_settings():
-    """The instructor's settings file (``AUTOGRADER_SETTINGS``), as JSON, or ``{}``: the bundle grades with it."""
-    path = os.environ.get("AUTOGRADER_SETTINGS")
-    return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
+def instructor_settings(course="."):
+    """The course's settings (``course_settings.json``, with ``AUTOGRADER_SETTINGS`` over it), as JSON, or ``{}``:
+    the bundle grades with them."""
+    from ...settings import course_values
+
+    return course_values(course)[0]
 
 
 def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback="immediate", settings_values=None,
@@ -140,7 +142,7 @@ def build_bundle(course, assignment, out, *, wheels, gpu_items="waive", feedback
         raise BundleError(f"no release notebook {release}: run `python -m autograder build` first")
     if not items_of(assignment):
         raise BundleError(f"{assignment!r} has no graded items")
-    settings_values = instructor_settings() if settings_values is None else settings_values
+    settings_values = instructor_settings(course) if settings_values is None else settings_values
     if not any(name.startswith(f"{DISTRIBUTION}-") for name in wheels) or not any(
             name.startswith("torch-") for name in wheels):
         raise BundleError("the wheel set lacks this package or torch: collect_wheels first")
