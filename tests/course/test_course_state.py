@@ -35,6 +35,7 @@ DEADLINES = {"deadlines": {"due": {TOPIC: DUE.isoformat()}, "extensions": {"ada"
 def _env(**extra):
     env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_SETTINGS"}
     env.update(PYTHONWARNINGS="ignore", **extra)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")   # nbgrader runs alembic
     return env
 
 
@@ -198,6 +199,23 @@ def test_without_the_gradebook_every_reader_refuses_none_is_created_and_grade_fo
         if not book.exists():
             shutil.move(aside, book)
     assert gradebook_deadlines(course)[0] == DUE.replace(tzinfo=None)
+
+
+@pytest.mark.e2e
+def test_a_gradebook_without_a_graded_submission_is_refused_and_regrading_it_repairs(course, tmp_path):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gradebook:
+        gradebook.remove_submission(TOPIC, "bob")
+    expected = (f"the gradebook has no grades for bob/{TOPIC}, which grading-records/ records as graded (a gradebook "
+                "from elsewhere, or a new one?): put the course's gradebook back, or grade it again: "
+                f"python -m autograder grade {TOPIC} --student bob --force")
+    for command in (["pending"], ["export", TOPIC, "--gradescope", str(tmp_path / "gs")], ["grade", TOPIC]):
+        done = autograder(course, *command)
+        assert (done.returncode, done.stderr.strip()) == (2, f"Cannot {command[0]}: {expected}"), done.stderr
+    assert not (tmp_path / "gs").exists()
+    grade(course, "--student", "bob", "--force")
+    assert csv_rows(course, tmp_path)["bob"]["total"] == "8.1"
 
 
 @pytest.mark.e2e
