@@ -232,6 +232,8 @@ def _run(parser, args):
         return 0
     if args.command == "analysis":
         from .analysis_page import write_pages
+        from .gradebook_state import require_gradebook
+        require_gradebook(args.course)      # the records go with a gradebook: missing or out of step, it stops here
         page = write_pages(args.course, args.assignments or None)
         print(f"wrote {page} (and a page per assignment beside it)" if page else "", end="\n" if page else "")
         return 0 if page else 1

@@ -135,7 +135,8 @@ def _grade_all(course, assignments, students, progress, seed, only_pending, sand
         from ..trusted.sandbox import probe
 
         probe()   # no sandbox here: stop before grading anything, with what to install or allow (SandboxUnavailable)
-    rewrite_deadlines(course, assignments)     # a due date and its extensions out of step (an older version): repaired
+    rewrite_deadlines(course, topics(course))  # every assignment's, together: one out of step (an older version) is
+                                               # repaired before anything reads the gradebook
     if not force:       # kept grades are read from the gradebook: it must be there and match the records
         require_gradebook(course)
     with unchecked_while_regrading(course, force):
