@@ -1,7 +1,9 @@
 """``python -m autograder grade``: every submission of a course graded, with progress; returns a result per submission.
 
-It plans the pairs (every student under ``submitted/`` with every assignment), checks the deadlines and the sandbox
-before grading anything, registers the assignments in the gradebook, and hands the batch to ``batch.grade_batch``,
+It takes the course's lock (one ``grade`` at a time), plans the pairs (every student under ``submitted/`` with every
+assignment), checks the deadlines and the sandbox before grading anything, writes every due date and extension into
+the gradebook from the settings, refuses a gradebook that is missing or does not match the records (unless
+``--force`` grades everything again), registers the assignments, and hands the batch to ``batch.grade_batch``,
 which grades each submission (``grading.autograde``) and writes its verdict record.
 """
 
