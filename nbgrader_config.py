@@ -1,11 +1,13 @@
 """nbgrader configuration: this directory is the course directory.
 
-Every number here comes from autograder's settings (``autograder/settings.py``, overridden by
-the JSON file named in ``AUTOGRADER_SETTINGS``), so that plain ``nbgrader autograde`` and
-``python -m autograder grade`` grade with the same limits and the same gradebook.
+Every number here comes from the course's settings (``course_settings.json`` beside this file, read by
+``autograder/settings.py``; a JSON file named in ``AUTOGRADER_SETTINGS`` applies on top, and every command says so),
+so that plain ``nbgrader autograde``, the formgrader, ``generate_feedback`` and ``python -m autograder grade`` grade
+with the same limits, deadlines and gradebook.
 """
 
 import os
+import sys
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
@@ -13,12 +15,18 @@ from nbgrader.preprocessors import GetGrades
 
 from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
 from autograder.course.lms import CanvasCollector, TimedExtractor
+from autograder.course.gradebook_state import TrustedGradebook
 from autograder.course.trusted_execute import FeedbackClearHiddenTests, RecordedGrades, TrustedExecute, TrustedMetadata
-from autograder.settings import settings
+from autograder.settings import SettingsError, settings, use_course
 
 c = get_config()  # noqa: F821 - provided by nbgrader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+try:
+    use_course(HERE)        # course_settings.json (and AUTOGRADER_SETTINGS over it), for every nbgrader command
+except SettingsError as error:
+    print(f"Cannot use the course's settings: {error}", file=sys.stderr)
+    sys.exit(2)
 
 c.CourseDirectory.course_id = "effective-pytorch-lab"
 c.CourseDirectory.root = HERE
@@ -51,7 +59,10 @@ c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
     Autograde.class_traits()["sanitize_preprocessors"].make_dynamic_default())
 # Feedback shows each check's message, never the hidden tests' code (nbgrader's default keeps it in the cells), and
 # how late the submission was and what that cost (LateNote: "late by 3 h 12 min: -10% (2.1 points)").
-c.GenerateFeedback.preprocessors = [GetGrades, FeedbackClearHiddenTests, LateNote, CSSHTMLHeaderPreprocessor]
+# TrustedGradebook refuses, before nbgrader removes or writes any feedback, a gradebook that is missing or does not
+# match the verdict records (autograder/course/gradebook_state.py), with the command that repairs it.
+c.GenerateFeedback.preprocessors = [TrustedGradebook, GetGrades, FeedbackClearHiddenTests, LateNote,
+                                    CSSHTMLHeaderPreprocessor]
 # An LMS download (Canvas's "Download Submissions" zip): `python -m autograder collect-zip` runs nbgrader's zip_collect
 # with these; each entry keeps its zip date as its submission time, and Canvas's file names give the student
 # (autograder/course/lms.py, docs/lms.md).

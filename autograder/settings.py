@@ -1,13 +1,15 @@
 """The single home of every tunable number of the autograder.
 
-An instructor overrides any of them without touching the code, either with a
-JSON file named by the environment variable ``AUTOGRADER_SETTINGS``::
+The course's own values live in the course directory, under version control beside ``nbgrader_config.py``: the
+JSON file ``course_settings.json`` (docs/deadlines.md), e.g.::
 
-    {"call_timeout_s": 120, "speed": {"thresholds": {"row_sum": {"cpu": 20}}}}
+    {"call_timeout_s": 120, "deadlines": {"due": {"basics": "2026-12-01T23:59:00+01:00"}}}
 
-(nbgrader's kernels inherit the environment, so ``AUTOGRADER_SETTINGS=... nbgrader
-autograde ...`` applies it to a whole class), or in Python with
-``settings.override(...)``, which restores the previous values on exit.
+Every path reads it: ``python -m autograder`` (``--course``) and every nbgrader command (``nbgrader_config.py`` calls
+:func:`use_course`), so ``grade``, the formgrader, plain ``nbgrader autograde``, ``generate_feedback`` and the exports
+grade with the same values. A JSON file named by the environment variable ``AUTOGRADER_SETTINGS`` is applied on top
+of it (an override; each process says so on stderr, once). In Python, ``settings.override(...)`` applies values for
+a block and restores the previous ones on exit.
 """
 
 import contextlib
@@ -15,6 +17,7 @@ import copy
 import dataclasses
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 
 
@@ -189,13 +192,25 @@ class Settings:
     deadlines: DeadlineSettings = field(default_factory=DeadlineSettings)
 
 
+COURSE_SETTINGS = "course_settings.json"     # the course's settings file, in the course directory
+OVERRIDE_VARIABLE = "AUTOGRADER_SETTINGS"     # a JSON file applied on top of it
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used: one line naming the file and the key."""
+
+
 def _merge(target, values, where="settings"):
+    if not isinstance(values, dict):
+        raise TypeError(f"{where} takes a JSON object, not {type(values).__name__}")
     for key, value in values.items():
         if not hasattr(target, key):
             raise KeyError(f"unknown setting {where}.{key}")
         current = getattr(target, key)
         if dataclasses.is_dataclass(current) and isinstance(value, dict):
             _merge(current, value, f"{where}.{key}")
+        elif dataclasses.is_dataclass(current):
+            raise TypeError(f"{where}.{key} takes a JSON object")
         elif isinstance(current, dict) and isinstance(value, dict):
             for name, item in value.items():
                 if name in current and dataclasses.is_dataclass(current[name]) and isinstance(item, dict):
@@ -208,12 +223,105 @@ def _merge(target, values, where="settings"):
             setattr(target, key, value)
 
 
-def _load():
-    loaded = Settings()
-    path = os.environ.get("AUTOGRADER_SETTINGS")
-    if path:
+def read_file(path):
+    """The values in the settings file ``path``, checked against the settings' keys; SettingsError (one line: the
+    file and the key) when it is missing, not JSON or names an unknown key."""
+    try:
         with open(path, encoding="utf-8") as handle:
-            _merge(loaded, json.load(handle))
+            values = json.load(handle)
+    except FileNotFoundError:
+        raise SettingsError(f"{path}: no such settings file") from None
+    except OSError as error:
+        raise SettingsError(f"{path}: cannot be read ({error.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: not JSON ({error})") from None
+    try:
+        _merge(Settings(), values)
+    except (KeyError, TypeError) as error:
+        raise SettingsError(f"{path}: {error.args[0]}") from None
+    return values
+
+
+def override_path():
+    """The file named by ``AUTOGRADER_SETTINGS``, or None."""
+    return os.environ.get(OVERRIDE_VARIABLE) or None
+
+
+_course = {"path": None, "key": None}      # the course whose settings are in force, and what they were read from
+_active = []                               # the values of the ``override`` blocks open now, outermost first
+_announced = set()
+
+
+def _announce(path, course_file):
+    if path in _announced:
+        return
+    _announced.add(path)
+    print(f"autograder: settings from {OVERRIDE_VARIABLE}={path}, applied over "
+          + (f"{course_file}" if course_file else f"the defaults (no {COURSE_SETTINGS})"), file=sys.stderr)
+
+
+def _file_key(path):
+    try:
+        status = os.stat(path)
+        return (str(path), status.st_mtime_ns, status.st_size)
+    except OSError:
+        return (str(path), None, None)
+
+
+def course_values(course):
+    """``(values, files)``: the course's settings file (when it has one) with the override (when set) applied over
+    it, as plain JSON data (objects merged key by key, the override's values winning), and the files read, in
+    order; SettingsError for a file that cannot be used. What :func:`use_course` puts in force, and what the
+    Gradescope bundle carries."""
+    files, values = [], {}
+    course_file = os.path.join(os.path.abspath(course), COURSE_SETTINGS)
+    extra = override_path()
+    for path in ([course_file] if os.path.exists(course_file) else []) + ([extra] if extra else []):
+        values = _layered(values, read_file(path))
+        files.append(path)
+    return values, files
+
+
+def _layered(base, over):
+    merged = dict(base)
+    for key, value in over.items():
+        merged[key] = _layered(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
+            else copy.deepcopy(value)
+    return merged
+
+
+def use_course(course):
+    """Put the settings of the course directory ``course`` in force: the defaults, its ``course_settings.json``, then
+    ``AUTOGRADER_SETTINGS``, then the ``override`` blocks open now. Nothing changes when the same files are in force
+    already (values set in Python since stay). SettingsError (one line) for a file that cannot be used."""
+    course_file = os.path.join(os.path.abspath(course), COURSE_SETTINGS)
+    extra = override_path()
+    key = (_file_key(course_file), _file_key(extra) if extra else None)
+    if _course["path"] == os.path.abspath(course) and _course["key"] == key:
+        return settings
+    values, _ = course_values(course)
+    fresh = Settings()
+    _merge(fresh, values)
+    for values in _active:
+        _merge(fresh, values)
+    for f in dataclasses.fields(Settings):
+        setattr(settings, f.name, getattr(fresh, f.name))
+    _course.update(path=os.path.abspath(course), key=key)
+    if extra:
+        _announce(extra, course_file if os.path.exists(course_file) else None)
+    return settings
+
+
+def _load():
+    """The settings at import: the defaults and ``AUTOGRADER_SETTINGS`` (a process that grades for a course then
+    calls :func:`use_course`, which adds the course's file)."""
+    loaded = Settings()
+    path = override_path()
+    if path:
+        try:
+            _merge(loaded, read_file(path))
+        except SettingsError:      # said by use_course, which every command calls before it reads a setting
+            pass
     return loaded
 
 
@@ -223,13 +331,19 @@ settings = _load()
 @contextlib.contextmanager
 def override(values):
     """Apply nested ``values`` (as in the JSON file) for the duration of a block."""
-    saved = copy.deepcopy(settings)
+    saved, course = copy.deepcopy(settings), dict(_course)
     _merge(settings, values)
+    _active.append(copy.deepcopy(values))
     try:
         yield settings
     finally:
-        for f in dataclasses.fields(Settings):
-            setattr(settings, f.name, getattr(saved, f.name))
+        _active.pop()
+        if _course != course and _course["path"]:   # another course came in force inside the block: its
+            path, _course["key"] = _course["path"], None   # settings, with the blocks still open
+            use_course(path)
+        else:
+            for f in dataclasses.fields(Settings):
+                setattr(settings, f.name, getattr(saved, f.name))
 
 
 def as_dict():

@@ -156,6 +156,8 @@ def main(argv=None):
     from ..trusted.sandbox import SandboxUnavailable
 
     try:
+        from ..settings import use_course
+        use_course(args.course)      # course_settings.json, and AUTOGRADER_SETTINGS over it (said on stderr)
         _check_names(args)
         return _run(parser, args)
     except UserError as error:
@@ -178,8 +180,9 @@ def main(argv=None):
     except (SandboxUnavailable, ClusterUnavailable) as error:
         print(f"Cannot grade: {error}", file=sys.stderr)
         return 2
-    except ValueError as error:      # late.DeadlineError, lms.LMSError: bad settings, roster or download
-        if type(error).__name__ not in ("DeadlineError", "LMSError"):
+    except ValueError as error:      # bad settings, roster, download, gradebook; another grade running
+        if type(error).__name__ not in ("DeadlineError", "LMSError", "SettingsError", "GradebookStateError",
+                                        "GradeLocked"):
             raise
         print(f"Cannot {args.command}: {error}", file=sys.stderr)
         return 2
@@ -314,6 +317,8 @@ def _run(parser, args):
         return 0
     if args.command == "analysis":
         from .analysis_page import write_pages
+        from .gradebook_state import require_gradebook
+        require_gradebook(args.course)      # the records go with a gradebook: missing or out of step, it stops here
         page = write_pages(args.course, args.assignments or None)
         print(f"wrote {page} (and a page per assignment beside it)" if page else "", end="\n" if page else "")
         return 0 if page else 1

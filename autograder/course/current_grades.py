@@ -12,6 +12,9 @@ Each entry (``{"student/assignment": entry}``) has the record's fields and: ``gr
 did not pass), ``notes`` (``{item: note}``) and the lateness fields (``late.lateness_fields``).
 """
 
+import contextlib
+from pathlib import Path
+
 from ..checks import items_of
 from ..settings import settings
 from ..engine.records import RecordStore
@@ -78,16 +81,42 @@ def gradebook_scores(gradebook, student, assignment):
     return scores, submission_lateness(submission)
 
 
+_REGRADING = set()     # courses whose gradebook `grade --force` is rebuilding in this process: read unchecked
+
+
+@contextlib.contextmanager
+def unchecked_while_regrading(course, force=True):
+    """While ``grade --force`` grades every submission again (``force``), the gradebook it rebuilds is read without
+    the checks of ``gradebook_state`` (a missing one, or one without some graded submission, is what it repairs)."""
+    key = str(Path(course).resolve())
+    added = force and key not in _REGRADING
+    if added:
+        _REGRADING.add(key)
+    try:
+        yield
+    finally:
+        if added:
+            _REGRADING.discard(key)
+
+
 def current(course, only=None):
     """``{"student/assignment": entry}`` for every recorded submission (see the module's docstring); with ``only``
-    (keys), for those submissions alone."""
+    (keys), for those submissions alone. GradebookStateError (``gradebook_state``: what is missing, and the repair)
+    when the gradebook is missing or does not match the records: never an empty gradebook made in its place."""
     from nbgrader.api import Gradebook
+
+    from .gradebook_state import check_missing, check_open
 
     records = RecordStore(course).all_latest(only)
     if not records:
         return {}
     found = {}
+    checked = str(Path(course).resolve()) not in _REGRADING
+    if checked:
+        check_missing(course, records)
     with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
+        if checked:
+            check_open(gradebook, records)
         for key, (record, settled) in records.items():
             scores, late = gradebook_scores(gradebook, record["student"], record["assignment"])
             found[key] = entry_of(record, scores, settled_or(late, settled))

@@ -4,7 +4,8 @@ Scores come from nbgrader's gradebook as it stands (manual scores and extra cred
 grader errors and each check's message from the verdict record in force (``current_grades``, through
 ``grading.save_report``, which writes ``grading-report.json`` afresh: an export leaves the snapshot equal to it);
 item names and points come from the grading spec, so a missing submission shows its full
-maximum.
+maximum. A gradebook that is missing or does not match the records stops every export before it writes anything
+(``gradebook_state``).
 """
 
 import csv
@@ -43,11 +44,12 @@ def export_assignment_csv(course, path, assignment):
     from .similarity import nearest_column
 
     items = items_of(assignment)
+    report = save_report(course)      # first: a gradebook that cannot be trusted stops it before the file is made
     neighbours = nearest_column(course, assignment)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(STATUS_COLUMNS + [item.id for item in items] + [NEAREST_COLUMN])
-        for record in _records(save_report(course), assignment):
+        for record in _records(report, assignment):
             score, _ = points(record.get("grades", {}))
             problems = record.get("problems", []) if record["status"] != "missing" else []
             writer.writerow([record["student"], record["status"], f"{score:g}", f"{max_points(assignment):g}",

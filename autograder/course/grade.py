@@ -1,16 +1,25 @@
 """``python -m autograder grade``: every submission of a course graded, with progress; returns a result per submission.
 
-It plans the pairs (every student under ``submitted/`` with every assignment), checks the deadlines and the sandbox
-before grading anything, registers the assignments in the gradebook, and hands the batch to ``batch.grade_batch``,
+It takes the course's lock (one ``grade`` at a time), plans the pairs (every student under ``submitted/`` with every
+assignment), checks the deadlines and the sandbox before grading anything, writes every due date and extension into
+the gradebook from the settings, refuses a gradebook that is missing or does not match the records (unless
+``--force`` grades everything again), registers the assignments, and hands the batch to ``batch.grade_batch``,
 which grades each submission (``grading.autograde``) and writes its verdict record.
 """
 
+import contextlib
+import datetime
+import json
+import os
+import socket
 from pathlib import Path
 
 from ..settings import settings
 from ..spec import new_run_seed
 from .batch import grade_batch
 from .build import generate_assignments, topics
+from .current_grades import unchecked_while_regrading
+from .gradebook_state import require_gradebook
 
 
 def submissions(course, assignments=None, students=None):
@@ -25,18 +34,75 @@ def submissions(course, assignments=None, students=None):
 
 def register_assignments(course, assignments, released=False):
     """Put each assignment in the course's gradebook as ``source/`` defines it now (nbgrader's generate_assignment):
-    autograde restores the test cells, hidden tests included, from there; with its due date from the settings.
+    autograde restores the test cells, hidden tests included, from there; with its due date and every extension on it
+    from the settings (``late.write_deadlines``).
     ``released``: this process has just released them from ``source/`` (the demo): only the due dates are written."""
     from nbgrader.api import Gradebook
 
-    from .late import write_due_date
+    from .late import write_deadlines
 
     if not released:
         for _ in generate_assignments(course, assignments):
             pass
     with Gradebook(settings.grading.gradebook_url(course)) as gradebook:
-        for assignment in assignments:
-            write_due_date(gradebook, assignment)
+        for assignment in assignments:      # every due date with every extension on it, from the settings
+            write_deadlines(gradebook, assignment)
+
+
+LOCK = ".grading.lock"     # in the course directory while a `grade` runs: {"pid", "host", "started"}
+
+
+class GradeLocked(ValueError):
+    """Another ``grade`` holds the course."""
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def grade_lock(course, progress=print):
+    """One ``grade`` at a time per course: the lock file :data:`LOCK`, made atomically, with this process's pid,
+    host and start time; GradeLocked (saying who holds it) while another ``grade`` runs. A lock whose process has
+    died (on this host) is taken over, with a note."""
+    path = Path(course) / LOCK
+    mine = {"pid": os.getpid(), "host": socket.gethostname(),
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    for _ in range(2):
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                holder = json.loads(path.read_text(encoding="utf-8"))
+                pid, host, started = int(holder["pid"]), str(holder["host"]), str(holder["started"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pid, host, started = None, "", "an unknown time"
+            if pid is not None and (host != mine["host"] or _alive(pid)):
+                raise GradeLocked(f"another `python -m autograder grade` is grading this course (pid {pid} on {host}, "
+                                  f"started {started}); wait for it to finish (if that process is gone, remove "
+                                  f"{path})") from None
+            if progress:
+                progress(f"note: took over the grading lock of pid {pid} (started {started}), which is no longer "
+                         "running")
+            path.unlink(missing_ok=True)
+            continue
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(mine, out)
+        break
+    else:
+        raise GradeLocked(f"could not take the grading lock {path}: another `grade` took it at the same time")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(path.read_text(encoding="utf-8")).get("pid") == mine["pid"]:
+                path.unlink()
 
 
 def grade_all(course, assignments=None, students=None, progress=print, seed=None, only_pending=False, sandbox=True,
@@ -50,6 +116,13 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
     ``released``: the caller has just released ``assignments`` from ``source/`` (``run_demo``), so they are not
     released again before grading (10 assignments: about 4 s); their due dates are written all the same.
     """
+    with grade_lock(course, progress):
+        return _grade_all(course, assignments, students, progress, seed, only_pending, sandbox, workers, scheduler,
+                          force, released)
+
+
+def _grade_all(course, assignments, students, progress, seed, only_pending, sandbox, workers, scheduler, force,
+               released):
     from ..checks import TOPICS
     from .late import check_deadlines
 
@@ -64,7 +137,32 @@ def grade_all(course, assignments=None, students=None, progress=print, seed=None
         from ..trusted.sandbox import probe
 
         probe()   # no sandbox here: stop before grading anything, with what to install or allow (SandboxUnavailable)
-    return grade_batch(course, pairs, seed=seed, sandbox=sandbox, progress=progress, workers=workers,
-                       scheduler=scheduler, force=force, only_pending=only_pending,
-                       register=lambda: register_assignments(course, sorted({a for _, a in pairs},
-                                                                            key=assignments.index), released))
+    rewrite_deadlines(course, topics(course))  # every assignment's, together: one out of step (an older version) is
+                                               # repaired before anything reads the gradebook
+    if not force:       # kept grades are read from the gradebook: it must be there and match the records
+        require_gradebook(course)
+    with unchecked_while_regrading(course, force):
+        return grade_batch(course, pairs, seed=seed, sandbox=sandbox, progress=progress, workers=workers,
+                           scheduler=scheduler, force=force, only_pending=only_pending,
+                           register=lambda: register_assignments(course, sorted({a for _, a in pairs},
+                                                                                key=assignments.index), released))
+
+
+def rewrite_deadlines(course, assignments):
+    """Every due date and extension of ``assignments`` already in the course's gradebook written again from the
+    settings, before anything reads it (``late.write_deadlines``); nothing when there is no gradebook yet."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from .gradebook_state import gradebook_file
+    from .late import write_deadlines
+
+    url = settings.grading.gradebook_url(course)
+    path = gradebook_file(url)
+    if path is not None and not os.path.exists(path):
+        return
+    with Gradebook(url) as gradebook:
+        for assignment in assignments:
+            try:
+                write_deadlines(gradebook, assignment)
+            except MissingEntry:
+                continue

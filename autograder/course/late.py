@@ -5,8 +5,8 @@ late up to a cap, a cut-off after which a submission scores 0, and per-student e
 facts: the assignment's ``duedate``, the student's ``SubmittedAssignment.extension`` and ``timestamp`` (from the
 submission's ``timestamp.txt``), hence ``total_seconds_late``; and it applies the penalty per notebook in its
 autograde step ``AssignLatePenalties`` through a ``LateSubmissionPlugin``. :class:`LatePolicy` is that plugin and
-:class:`DeadlinePenalties` that step, which first writes the due date and the extension from the settings into the
-gradebook, so plain ``nbgrader autograde``, the formgrader and ``python -m autograder grade`` agree
+:class:`DeadlinePenalties` that step, which first writes the due date and every extension on it from the settings
+into the gradebook (together: :func:`write_deadlines`), so plain ``nbgrader autograde``, the formgrader and ``python -m autograder grade`` agree
 (``nbgrader_config.py``). :func:`settle` does the same for a submission whose grade is kept from an earlier run,
 and reads back what the records, the exports and the feedback show.
 """
@@ -17,10 +17,11 @@ from nbgrader.plugins import LateSubmissionPlugin
 from nbgrader.preprocessors import AssignLatePenalties
 from traitlets import Type
 
+from ..settings import settings, use_course
+from .late_policy import (DAY_S, DeadlineError, Lateness, check_deadlines,  # noqa: F401 - re-exported
+                          check_extensions_have_due_dates, due_date, duration_text, extension_hours, lateness,
+                          penalty_percent)
 from .trusted_execute import FeedbackStep
-
-from .late_policy import (DAY_S, DeadlineError, Lateness, check_deadlines, due_date,  # noqa: F401 - re-exported
-                          duration_text, extension_hours, lateness, penalty_percent)
 
 
 # ------------------------------------------------------------------ nbgrader
@@ -40,18 +41,19 @@ def _naive_utc(when):
     return None if when is None else when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
 
 
-def write_due_date(gradebook, assignment):
-    """The assignment's due date from the settings into nbgrader's gradebook (none when the settings have none)."""
+def write_deadlines(gradebook, assignment):
+    """The assignment's due date and every extension on it, from the settings into nbgrader's gradebook, together:
+    ``Assignment.duedate`` (none when the settings have none) and each of its submissions' ``extension``, so that
+    the two never disagree. DeadlineError, before anything is written, for an extension without a due date."""
+    due = due_date(assignment)
+    extensions = {student: extension_hours(student, assignment) for student in settings.deadlines.extensions}
+    if due is None and any(extensions.values()):
+        check_extensions_have_due_dates([assignment])
     record = gradebook.find_assignment(assignment)
-    record.duedate = _naive_utc(due_date(assignment))
-    gradebook.db.commit()
-
-
-def write_extension(gradebook, assignment, student):
-    """The student's extension from the settings into their submission in nbgrader's gradebook."""
-    hours = extension_hours(student, assignment)
-    submission = gradebook.find_submission(assignment, student)
-    submission.extension = datetime.timedelta(hours=hours) if hours else None
+    record.duedate = _naive_utc(due)
+    for submission in record.submissions:
+        hours = extensions.get(submission.student.id, 0.0)
+        submission.extension = datetime.timedelta(hours=hours) if hours else None
     gradebook.db.commit()
 
 
@@ -66,9 +68,11 @@ class DeadlinePenalties(AssignLatePenalties):
         from nbgrader.api import Gradebook
 
         info = resources["nbgrader"]
+        root = self.config.CourseDirectory.get("root")
+        if root:            # a formgrader started before course_settings.json was edited grades with the file as it is
+            use_course(root)
         with Gradebook(info["db_url"]) as gradebook:
-            write_due_date(gradebook, info["assignment"])
-            write_extension(gradebook, info["assignment"], info["student"])
+            write_deadlines(gradebook, info["assignment"])
         return super().preprocess(nb, resources)
 
 
@@ -102,8 +106,7 @@ def settle(gradebook_url, course, student, assignment):
             submission = gradebook.find_submission(assignment, student)
         except MissingEntry:
             return lateness_fields(None, None, 0.0, lateness(0.0, 0.0))
-        write_due_date(gradebook, assignment)
-        write_extension(gradebook, assignment, student)
+        write_deadlines(gradebook, assignment)
         submission.timestamp = read_timestamp(course, student, assignment)
         seconds = submission.total_seconds_late
         for notebook in submission.notebooks:

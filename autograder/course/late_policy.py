@@ -76,7 +76,21 @@ def check_deadlines(assignments, deadlines=None):
             if assignment not in assignments:
                 warnings.append(f"settings.deadlines.extensions.{student} names {assignment!r}, which is not an "
                                 "assignment of this course: ignored")
+    check_extensions_have_due_dates(assignments, deadlines)
     return warnings
+
+
+def check_extensions_have_due_dates(assignments, deadlines=None):
+    """DeadlineError for an extension on one of ``assignments`` that has no due date: nbgrader counts an extension
+    from the due date, so one without the other is refused before anything is written (docs/deadlines.md)."""
+    deadlines = deadlines or settings.deadlines
+    for student, given in sorted(deadlines.extensions.items()):
+        for assignment, hours in sorted((given or {}).items()) if isinstance(given, dict) else ():
+            if assignment in assignments and hours and deadlines.due.get(assignment) is None:
+                raise DeadlineError(
+                    f"settings.deadlines.extensions.{student}.{assignment}: an extension of {hours:g} h, but "
+                    f"{assignment} has no due date (settings.deadlines.due.{assignment}): give {assignment} its due "
+                    f"date, or remove every extension on it")
 
 
 # ------------------------------------------------------------------ the policy's arithmetic

@@ -326,7 +326,10 @@ def test_grade_stops_on_a_due_date_it_cannot_read_before_grading_anything(tmp_pa
                            "0"], capture_output=True, text=True, env={**os.environ, "AUTOGRADER_SETTINGS": str(bad)},
                           timeout=300)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == ("Cannot grade: settings.deadlines.due.operators: '2026-12-01 23:59' has no UTC "
+    named, refused = done.stderr.strip().splitlines()      # the override in force is named, then the one refusal
+    assert named == (f"autograder: settings from AUTOGRADER_SETTINGS={bad}, applied over the defaults (no "
+                     "course_settings.json)")
+    assert refused == ("Cannot grade: settings.deadlines.due.operators: '2026-12-01 23:59' has no UTC "
                                    "offset; write it with one (e.g. \"2026-12-01T23:59:00+00:00\") so that it means "
                                    "one instant everywhere")
     assert not (course / "gradebook.db").exists() and not (course / "grading-report.json").exists()

@@ -15,7 +15,6 @@ too). ``collect_wheels`` fills a cache directory once; every bundle reuses it.
 
 import hashlib
 import json
-import os
 import re
 import stat
 import subprocess
@@ -169,10 +168,12 @@ def config(assignments, gpu_items, feedback, settings_values, item_feedback=None
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
-def instructor_settings():
-    """The instructor's settings file (``AUTOGRADER_SETTINGS``), as JSON, or ``{}``: the bundle grades with it."""
-    path = os.environ.get("AUTOGRADER_SETTINGS")
-    return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
+def instructor_settings(course="."):
+    """The course's settings (``course_settings.json``, with ``AUTOGRADER_SETTINGS`` over it), as JSON, or ``{}``:
+    the bundle grades with them."""
+    from ...settings import course_values
+
+    return course_values(course)[0]
 
 
 def build_bundle(course, assignments, out, *, wheels, python, gpu_items="waive", feedback="immediate",
@@ -181,12 +182,14 @@ def build_bundle(course, assignments, out, *, wheels, python, gpu_items="waive",
     :func:`collect_wheels`'s dict, for ``python``. ``with_wheels=False`` leaves ``wheels/`` out (and nothing else): a
     test builds the full zip once and others without their identical wheels."""
     course = Path(course)
-    settings_values = instructor_settings() if settings_values is None else settings_values
+    settings_values = instructor_settings(course) if settings_values is None else settings_values
     spec = config(assignments, gpu_items, feedback, settings_values, item_feedback, python)
     for assignment in spec["assignments"]:
         release = course / "release" / assignment / f"{assignment}.ipynb"
         if not release.exists():
             raise BundleError(f"no release notebook {release}: run `python -m autograder build` first")
+        if not items_of(assignment):
+            raise BundleError(f"{assignment!r} has no graded items")
     if not any(name.startswith(f"{DISTRIBUTION}-") for name in wheels) or not any(
             name.startswith("torch-") for name in wheels):
         raise BundleError("the wheel set lacks this package or torch: collect_wheels first")
