@@ -70,7 +70,7 @@ _cases.custom_backward_facts = lambda Softplus, softplus, x: _honest_facts(_ref[
 STRUCTURE_LIAR = '''
 import autograder.checks.modules.probes as _probes
 _probes.same_module_positions = lambda model: list(range(len(model)))
-_probes.distinct_parameters = lambda model: (sum(p.numel() for p in model.parameters(remove_duplicate=False)), [])
+_probes.distinct_parameters = lambda model: (sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False)), [])
 '''
 
 # The model itself lies to the structure probes (no probe is replaced): layers of equal sizes are one Linear, its
@@ -191,7 +191,7 @@ _LIES.update(predict_run=_no_graph, checkpoint_run=_recomputed, recompute_run=_a
 STRUCTURE_NAMED = NAMED + '''
 _LIES.update(same_module_positions=lambda honest: lambda model: list(range(len(model))),
              distinct_parameters=lambda honest: lambda model: (
-                 sum(p.numel() for p in model.parameters(remove_duplicate=False)), []))
+                 sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False)), []))
 '''
 
 CUSTOM_BACKWARD_NAMED = NAMED + '''
@@ -227,7 +227,7 @@ CASES = [
     ("memory", "predict calls torch.no_grad() as a statement", MEMORY_LIES, None),
     ("modules", "make_mlp reusing one Linear for layers of equal size", STRUCTURE_NAMED, None),
     ("stability", "softplus as a plain function (no custom backward)", CUSTOM_BACKWARD_NAMED, None),
-    ("vectorization", "masked_batch_mean as a Python loop over T", COMPILE_NAMED, None),
+    ("vectorization", "masked_batch_mean branching on lengths' values", COMPILE_NAMED, None),
     ("amp", "load_checkpoint with weights_only=False", REFUSAL_NAMED, None),
 ]
 
