@@ -212,6 +212,16 @@ REFUSAL_NAMED = NAMED + '''
 _LIES.update(refusal_run=lambda honest: lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False})
 '''
 
+# A predict that its old source rule ("uses no_grad") passed: only the worker's "no graph" told it from the reference
+NO_GRAD_STATEMENT = '''
+import torch
+
+
+def predict(model, x):
+    torch.no_grad()              # makes a context manager and drops it: autograd still records the call
+    return model(x)
+'''
+
 # (topic, the wrong answer: a mutant's name or code, the lying cell, the items it must not win)
 CASES = [
     ("vectorization", "masked_batch_mean as a Python loop over T", COMPILE_LIAR, {"check_masked_mean_no_recompiles"}),
@@ -224,7 +234,7 @@ CASES = [
     ("amp", KEPT_IN_MEMORY, "", {"check_checkpoint_roundtrip", "check_checkpoint_resume_exact"}),
     # the worker's lookup of probes wrapped: what the worker reports can only cost, the grader's evidence decides
     ("memory", "checkpointed_forward checkpoints the first block only", MEMORY_LIES, None),
-    ("memory", "predict calls torch.no_grad() as a statement", MEMORY_LIES, None),
+    ("memory", NO_GRAD_STATEMENT, MEMORY_LIES, {"check_predict_no_graph"}),
     ("modules", "make_mlp reusing one Linear for layers of equal size", STRUCTURE_NAMED, None),
     ("stability", "softplus as a plain function (no custom backward)", CUSTOM_BACKWARD_NAMED, None),
     ("vectorization", "masked_batch_mean branching on lengths' values", COMPILE_NAMED, None),
@@ -264,7 +274,8 @@ def _submit(worker, topic, answer, liar=""):
     renamed = {name: fn.__name__ for name, fn in replaced.items()
                if callable(fn) and "<locals>" not in getattr(fn, "__qualname__", "<locals>")
                and getattr(fn, "__module__", "") == mutants.__name__}
-    code.append(_without_definitions((ROOT / "solutions" / f"{topic}.py").read_text(encoding="utf-8"), renamed))
+    own = set(renamed) if answer in mutants.MUTANTS or not answer else _defined(answer)
+    code.append(_without_definitions((ROOT / "solutions" / f"{topic}.py").read_text(encoding="utf-8"), own))
     if renamed:
         text = Path(mutants.__file__).read_text(encoding="utf-8")
         for name, own in renamed.items():
@@ -284,6 +295,11 @@ def _submit(worker, topic, answer, liar=""):
     if worker.loader is not None:
         worker.loader.close()
         worker.loader = None
+
+
+def _defined(code):
+    """The names of the top-level definitions of ``code``."""
+    return {node.name for node in ast.parse(code).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
 def _without_definitions(text, names):
@@ -321,6 +337,9 @@ def test_a_lying_probe_wins_nothing_and_honest_neighbours_keep_full_marks(worker
     worker = workers(topic)
     _submit(worker, topic, "")
     assert _failing(worker, topic, targets) == {}, "the honest student before"
+    if liar:
+        _submit(worker, topic, answer)
+        assert set(_failing(worker, topic, targets)) == set(targets), "the control: the same answer, no lie"
     _submit(worker, topic, answer, liar)
     failed = _failing(worker, topic, targets)
     assert set(failed) == set(targets), f"the lie won {sorted(set(targets) - set(failed))}: {failed}"

@@ -107,11 +107,6 @@ def predict_detached(model, x):
     return model(x).detach()     # the graph was built and its activations kept during the call
 
 
-def predict_no_grad_statement(model, x):
-    torch.no_grad()              # makes a context manager and drops it: autograd still records the call
-    return model(x)
-
-
 def predict_eval_mode(model, x):
     model.eval()
     return model(x)
@@ -145,8 +140,6 @@ MUTANTS = {
                                                       {"check_residual_values", "check_residual_backward"}),
     "predict detaches the result instead of no_grad": ({"predict": predict_detached}, {"check_predict_no_graph"}),
     "predict switches to eval mode instead of no_grad": ({"predict": predict_eval_mode}, {"check_predict_no_graph"}),
-    "predict calls torch.no_grad() as a statement": ({"predict": predict_no_grad_statement},
-                                                     {"check_predict_no_graph"}),
 }
 
 # What each mistake is, for the student: the grader says "This looks like: <description>" when a grade matches
@@ -183,6 +176,4 @@ DESCRIPTIONS = {
                                                       "grad, so the graph is still built during the call.",
     "predict switches to eval mode instead of no_grad": "predict switches the model to eval mode instead of "
                                                         "running without grad.",
-    "predict calls torch.no_grad() as a statement": "predict calls `torch.no_grad()` on a line of its own, which "
-                                                    "turns nothing off: the model must run inside the `with` block.",
 }
