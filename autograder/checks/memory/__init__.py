@@ -310,7 +310,8 @@ def _expect_recomputed(check, checkpointed_forward, plan):
                            hint=CHECKPOINT_HINT + " Checkpoint every block, not the first one only, and not every "
                                                   "layer on its own.",
                            measurements={"runs per block": [len(values) for values in handed]})
-    expected = oracle("memory.recomputed_run", plan, handed)
+    blocks, x, upstream = problems.shifted_blocks(plan, None)      # the oracle hands them the shifts
+    expected = oracle("memory.recomputed_run", blocks, x, upstream, plan["seed"], handed)
     _expect_close(check, entry["out"], expected["out"], what="checkpointed_forward's output", case=case,
                   hint="Apply the blocks in order, once each in the forward pass: each block's output the next one's "
                        "input.")
