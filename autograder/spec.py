@@ -52,7 +52,7 @@ class Item:
     source: tuple = ()          # rules read from the submitted source (autograder.source_rules): no_loop, no_call...
     evidence: tuple = ()        # what earns its points: "data", "clock", "source" (evidence_of adds "source")
     worker_facts: str = ""      # what the worker reports for it, which explains or costs points, never earns them
-    facts_only_cost: bool = False   # the points rest on data alone; a false report could only keep points the data earned
+    facts_only_cost: bool = False   # the points rest on the grader's evidence alone; the facts can only cost
 
     @property
     def name(self):
@@ -93,9 +93,10 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
     computes something else); "clock": the grader's clock on inputs drawn at grading time); "source" is added when
     ``source`` declares rules.
     ``worker_facts``: what the worker reports about itself for this item (op counts, node types): it explains and
-    may cost points, never earns them alone. ``facts_only_cost``: the item's points are earned by its data alone, and
-    the facts are a precondition on top (a student who forges them still had to return the right data): say so only
-    when no property the points stand for is known from the facts alone. ``python -m autograder evidence`` lists them
+    may cost points, never earns them. ``facts_only_cost``: the item's points are earned by the grader's own evidence
+    alone (data, drawn state, the clock, the source), and the facts are a precondition on top (a student who forges
+    them still had to pass that evidence): say so only when every wrong answer the facts catch is also caught by it
+    (``python -m autograder evidence --check`` fails on an item with facts that does not say so). ``python -m autograder evidence`` lists them
     all (docs/security.md)."""
     unknown = set(evidence) - set(EVIDENCE)
     if unknown:

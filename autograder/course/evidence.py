@@ -2,8 +2,8 @@
 
 Generated from the spec (``@graded(..., evidence=..., source=[...], worker_facts=...)``) and written into
 ``docs/security.md`` between the ``evidence-table`` markers (``python -m autograder evidence --write``;
-``tests/course/test_evidence.py`` fails when the document is stale, or when an item whose worker reports facts for it
-has neither source rules nor the clock to earn its points: a fact the worker reports is its own word).
+``python -m autograder evidence --check`` and ``tests/course/test_evidence.py`` fail when the document is stale, or
+when an item can earn a point on the worker's word: :func:`resting_on_the_worker`).
 
 Evidence kinds: **data** (what comes back, judged in the grader), **clock** (the grader's clock on inputs drawn at
 grading time), **source** (the submitted source as the grader parses it: the item's rules).
@@ -27,11 +27,13 @@ def rows():
 
 
 def resting_on_the_worker():
-    """Items whose worker reports facts for them but whose points have neither source rules, drawn state nor the
-    clock, unless the facts are declared to only cost (the points stand on the data alone)."""
-    return [f"{r['topic']}.{r['item']}" for r in rows()
-            if r["worker_facts"] and not r.get("facts_only_cost")
-            and not {"source", "drawn state", "clock"} & set(r["evidence"])]
+    """Items that can earn a point on the worker's word: the worker reports facts for them, and the item does not
+    declare that its points stand on the grader's own evidence alone (``facts_only_cost``: data, drawn state, the
+    clock or the source, with the facts a precondition that can only take points away). Source rules or the clock
+    beside the facts are not enough by themselves: a fact that decides a wrong answer the other evidence passes
+    earns that answer the point when the worker forges it (``predict`` with a dead ``no_grad`` block once passed on
+    its source and a forged "no graph")."""
+    return [f"{r['topic']}.{r['item']}" for r in rows() if r["worker_facts"] and not r.get("facts_only_cost")]
 
 
 def _facts(row):
@@ -71,7 +73,11 @@ def run(course=".", write=False, check=False):
         fresh = with_table(text)
         if check:
             print(f"{path}: {'up to date' if fresh == text else 'stale: run python -m autograder evidence --write'}")
-            return 0 if fresh == text else 1
+            resting = resting_on_the_worker()
+            for item in resting:
+                print(f"{item}: its points can rest on what the student's worker reports about itself; grade it on "
+                      "data, drawn state, the clock or the source, and declare facts_only_cost=True")
+            return 0 if fresh == text and not resting else 1
         path.write_text(fresh, encoding="utf-8")
         print(f"wrote the evidence table into {path}")
         return 0

@@ -50,6 +50,30 @@ def plain_run(model, x, x_grad, upstream, seed):
             "grads": [(name, p.grad.detach()) for name, p in model.named_parameters()]}
 
 
+def recomputed_run(blocks, x, upstream, seed, shifts):
+    """``{"out", "x_grad", "grads"}`` of ``blocks`` (with shift modules: any submodule with a ``source`` attribute,
+    ``source(index)`` giving its shift) each under ``checkpoint(..., use_reentrant=False)``, the global generator
+    seeded with ``seed``: ``shifts[k]`` are the shifts block ``k`` was handed, in order, the first in the forward pass
+    and the second when backward recomputes the block. The output is the forward pass's; the gradients are those of
+    the recomputed activations."""
+    from torch.utils.checkpoint import checkpoint
+
+    blocks = copy.deepcopy(blocks)
+    handed = [list(values) for values in shifts]
+    for module in blocks.modules():
+        if hasattr(module, "source"):
+            module.source = lambda index: handed[index].pop(0)
+    x = x.detach().clone().requires_grad_(x.requires_grad)
+    h = x
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for block in blocks:
+            h = checkpoint(block, h, use_reentrant=False)
+        h.backward(upstream)
+    return {"out": h.detach(), "x_grad": None if x.grad is None else x.grad.detach(),
+            "grads": [(name, p.grad.detach()) for name, p in blocks.named_parameters()]}
+
+
 def top_op(step):
     """The operator first in a profile of one call of ``step`` (after one call to warm up), by three rankings:
     ``{"self": by self CPU time (the answer), "total": by total CPU time, "called": called most often}``; the

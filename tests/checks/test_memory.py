@@ -1,20 +1,21 @@
-"""The memory checks: their messages, the source rules that earn the checkpoint and no_grad points, the facts that
-only cost, and the top-operator item's second asking."""
+"""The memory checks: their messages, the source rules and the data that earn the checkpoint and no_grad points, the
+facts that only cost, and the top-operator item's second asking."""
 
 import pytest
 import torch
 from torch.utils.checkpoint import checkpoint
 
 from autograder.checks import memory
-from autograder.checks.memory.rules import calls_with
-from autograder.source_rules import rule_findings, uses
+from autograder.errors import CheckFailure
+from autograder.checks.memory.rules import calls_with, runs_without_grad
+from autograder.source_rules import rule_findings
 from autograder.submitted_source import Submission
 from tests.mutants.memory import MUTANTS
 from tests.proving import failing_among, reference, run_check, with_replacements
 
 TOPIC = "memory"
 CHECKPOINT_RULE = calls_with("checkpointed_forward", "torch.utils.checkpoint.checkpoint", use_reentrant=False)
-NO_GRAD_RULE = uses("predict", *memory.NO_GRAD_NAMES)
+NO_GRAD_RULE = runs_without_grad("predict")
 
 
 def _findings(rule, text):
@@ -54,11 +55,32 @@ def test_the_checkpoint_rule_fails_without_the_non_reentrant_call(text, construc
 @pytest.mark.parametrize("text, found", [
     ("import torch\ndef predict(model, x):\n    with torch.no_grad():\n        return model(x)\n", False),
     ("import torch\n@torch.inference_mode()\ndef predict(model, x):\n    return model(x)\n", False),
+    ("import torch\n@torch.no_grad()\ndef predict(model, x):\n    model.eval()\n    return model(x)\n", False),
     ("from torch import no_grad\ndef predict(model, x):\n    with no_grad():\n        return model(x)\n", False),
     ("import torch\ndef predict(model, x):\n    with torch.set_grad_enabled(False):\n        return model(x)\n", False),
+    ("import torch\ndef predict(model, x):\n    model.eval()\n    with torch.inference_mode():\n"
+     "        out = model.forward(x)\n    return out\n", False),
+    ("import torch\ndef predict(model, x):\n    assert isinstance(model, torch.nn.Module)\n"
+     "    with torch.no_grad(), torch.autocast('cpu', enabled=False):\n        return run(model, x)\n"
+     "def run(m, x):\n    return m(x)\n", False),
+    ("import torch\nimport torch.autograd as ag\ndef predict(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:\n"
+     "    \"\"\"Doc.\"\"\"\n    with ag.no_grad():\n        y = model(x)\n    return y\n", False),
     ("def predict(model, x):\n    return model(x).detach()\n", True),
+    ("import torch\ndef predict(model, x):\n    torch.no_grad()\n    return model(x)\n", True),
+    ("import torch\ndef predict(model, x):\n    with torch.no_grad():\n        pass\n    return model(x)\n", True),
+    ("import torch\ndef predict(model, x):\n    out = model(x)\n    with torch.no_grad():\n        return out.clone()\n",
+     True),
+    ("import torch\ndef predict(model, x):\n    with torch.set_grad_enabled(True):\n        return model(x)\n", True),
+    ("import torch\ndef predict(model, x):\n    with torch.no_grad():\n        with torch.enable_grad():\n"
+     "            return model(x)\n", True),
+    ("import torch\ndef predict(model, x):\n    torch.set_grad_enabled(False)\n    return model(x)\n", True),
+    ("import torch\ndef predict(model, x):\n    with torch.no_grad():\n        torch.set_grad_enabled(True)\n"
+     "        return model(x)\n", True),
+    ("import torch\ndef predict(model, x):\n    with torch.inference_mode(False):\n        return model(x)\n", True),
 ])
 def test_the_no_grad_rule(text, found):
+    """The model runs only where autograd is off, read from the source: the forms students write pass; a dead or
+    too-late block, a statement, a block that turns grad back on do not (the worker's "no graph" only costs)."""
     assert bool(_findings(NO_GRAD_RULE, text)) is found
 
 
@@ -73,13 +95,17 @@ def hiding_liar(blocks, x):
     return x
 
 
-def test_forged_facts_earn_nothing_the_source_decides():
-    memory.check_checkpoint_trades_memory(hiding_liar)     # the facts in its own process: fooled, as documented
+def test_forged_facts_earn_nothing_the_data_and_source_decide():
+    """In its own process the liar fools the facts, but not the shifts the grader hands out: its second run of each
+    block is handed the second shift, so its output is not the forward pass's. Its source has no checkpoint either."""
+    with pytest.raises(CheckFailure) as caught:
+        memory.check_checkpoint_trades_memory(hiding_liar)
+    assert "checkpointed_forward's output differs" in str(caught.value)
     result = run_check(memory.check_checkpoint_trades_memory, {"checkpointed_forward": hiding_liar})
-    assert not result.passed and "never calls `torch.utils.checkpoint.checkpoint" in result.message
+    assert not result.passed
 
 
-def test_a_source_with_the_call_but_no_checkpointing_loses_on_the_facts():
+def test_a_source_with_the_call_but_no_checkpointing_loses_on_the_data():
     def dead_call(blocks, x):
         if x is None:
             checkpoint(blocks[0], x, use_reentrant=False)
@@ -88,7 +114,36 @@ def test_a_source_with_the_call_but_no_checkpointing_loses_on_the_facts():
         return x
 
     result = run_check(memory.check_checkpoint_trades_memory, {"checkpointed_forward": dead_call})
-    assert not result.passed and "run twice" in result.message
+    assert not result.passed and "no block was recomputed in backward" in result.message
+
+
+def test_asking_for_the_shift_twice_without_recomputing_loses_on_the_gradients():
+    """A block run a second time by hand in backward (a hook on the output) is handed a second shift, but its saved
+    activations are still those of the first: the gradients tell."""
+    def asks_twice(blocks, x):
+        inputs = []
+        for block in blocks:
+            inputs.append(x)
+            x = checkpoint(blocks[0], x, use_reentrant=False) if block is blocks[0] else block(x)
+        x.register_hook(lambda g: [blocks[k](inputs[k].detach()) for k in range(1, len(blocks))] and g)
+        return x
+
+    result = run_check(memory.check_checkpoint_trades_memory, {"checkpointed_forward": asks_twice})
+    assert not result.passed and "gradient" in result.message and "recomputed" in result.message
+
+
+def test_checkpoint_sequential_is_told_which_block_it_keeps():
+    """``checkpoint_sequential`` runs its last segment without checkpointing it: the shifts show which block."""
+    from torch.utils.checkpoint import checkpoint_sequential
+
+    gen = torch.Generator().manual_seed(300)
+    plan = memory.problems.blocks_plan(gen, dropout=False, x_grad=False)
+    plan["blocks"], plan["acts"] = 4, (plan["acts"] * 4)[:4]
+    with pytest.raises(CheckFailure) as caught:
+        memory._expect_recomputed("check_checkpoint_trades_memory",
+                                  lambda blocks, x: checkpoint_sequential(list(blocks), 4, x, use_reentrant=False),
+                                  plan)
+    assert "not block 4 of 4" in str(caught.value)
 
 
 def test_count_message_lists_what_autograd_saved():

@@ -127,7 +127,7 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
 
 
 @graded(2, hidden=[{}], source=[safe_load("load_checkpoint")],
-        worker_facts="whether loading ran the pickled probe (the refusal run)")
+        worker_facts="whether loading ran the pickled probe (the refusal run)", facts_only_cost=True)
 @problems.single_threaded
 def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
     """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,

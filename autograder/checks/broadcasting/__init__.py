@@ -293,7 +293,8 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
                      atol=_distance_atol(x, y), known=NOT_SQUARED)
 
 
-@graded(2, hidden=[{}], source=[no_loop("pairwise_sq_distances")], worker_facts="op counts at 4 and 64 points")
+@graded(2, hidden=[{}], source=[no_loop("pairwise_sq_distances")], worker_facts="op counts at 4 and 64 points",
+        facts_only_cost=True)
 def check_pairwise_vectorized(pairwise_sq_distances, *, seed=0):
     """No Python loop: the number of torch operations is the same for every N, M and D (counted, not timed)."""
     __tracebackhide__ = True

@@ -23,10 +23,11 @@ from ...expected_outputs import oracle
 from ...spec import current_check, graded
 from ...student import call_student
 from ...trusted.handle import handle
+from ...trusted.remote import Callback
 from . import problems, probes
 from ...source_rules import uses
 from .contract import blocks_labels, model_labels
-from .rules import calls_with
+from .rules import calls_with, runs_without_grad
 
 SAVED_HINT = ("`pack` runs once for every tensor autograd saves for backward: add `t.numel() * t.element_size()` "
               "there (parameters and views count too, each time they are saved; `element_size()` is 4 for float32, "
@@ -238,18 +239,22 @@ def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
 
 
 @graded(2, source=[calls_with("checkpointed_forward", "torch.utils.checkpoint.checkpoint", use_reentrant=False)],
+        facts_only_cost=True,
         worker_facts="the activation bytes kept for backward and each Linear layer's forward calls, measured in "
                      "the student's process")
 @problems.single_threaded
 def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
-    """Every block is checkpointed with ``use_reentrant=False`` (read from the source), the gradients are the plain
-    run's; and, as measured in the student's process, backward runs each Linear layer a second time and the
-    activations kept for backward are at most ``KEPT_RATIO`` of the plain run's."""
+    """Every block is checkpointed with ``use_reentrant=False`` (read from the source) and recomputed in backward:
+    blocks with a shift the grader hands out on every call (``problems.Shift``) give the gradients of the grader's
+    own run in which each block's saved activations are recomputed with the second shift it was handed (data
+    judged here). Then, as measured in the student's process (only costs): backward runs each Linear layer a second
+    time and the activations kept for backward are at most ``KEPT_RATIO`` of the plain run's."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(300 + seed)
     plan = problems.blocks_plan(gen, dropout=False, x_grad=False)
     plan["blocks"], plan["acts"] = 4, (plan["acts"] * 4)[:4]
+    _expect_recomputed(check, checkpointed_forward, plan)
     entry, case = _checkpoint_entry(check, checkpointed_forward, plan)
     calls = entry.get("forward_calls")
     if type(calls) is not list or any(c != 2 for c in calls):
@@ -268,6 +273,50 @@ def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
                                   f"{plain} bytes; checkpointing every block keeps 0.44 of them here (at most "
                                   f"{KEPT_RATIO} passes).\nCase: {case}", hint=CHECKPOINT_HINT,
                            measurements={"kept_bytes": kept, "plain_bytes": plain})
+
+
+SHIFTS_PER_BLOCK = 3        # a block asked more often than forward + one recomputation fails at once
+
+
+def _expect_recomputed(check, checkpointed_forward, plan):
+    """The data of the trade: ``checkpointed_forward`` on blocks whose shifts the grader hands out here, one new
+    shift per call (``Shift``); every block must be handed two (forward, recomputation in backward) and the
+    gradients must be those of the grader's run with every block recomputed from the second one. A block whose
+    activations were kept is asked once, and its gradients are those of the first shift; asking twice without
+    recomputing leaves the gradients of the first."""
+    __tracebackhide__ = True
+    case = f"checkpointed_forward(blocks, x) with {problems.describe_blocks(plan)}, a shift after each first Linear"
+    gen = torch.Generator().manual_seed(plan["seed"] + 1)
+    handed = [[] for _ in range(plan["blocks"])]
+
+    def shift(index):
+        if type(index) is not int or not 0 <= index < len(handed) or len(handed[index]) >= SHIFTS_PER_BLOCK:
+            raise ValueError("a block asked for its shift more often than a forward pass and one recomputation do")
+        handed[index].append(torch.randn(plan["width"], generator=gen, dtype=torch.float64).to(torch.float32))
+        return handed[index][-1].clone()
+
+    entry = _outcome(check, handle(checkpointed_forward).beside(probes.recompute_run, check, plan, Callback(shift)),
+                     case)
+    if "returned" in entry:
+        raise CheckFailure(check, f"checkpointed_forward should return the last block's output, a tensor of shape "
+                                  f"[{plan['batch']}, {plan['width']}] connected to the graph, got "
+                                  f"{entry['returned']}.\nCase: {case}", hint=CHECKPOINT_HINT)
+    once = [str(k + 1) for k, values in enumerate(handed) if len(values) < 2]
+    if once:
+        which = ("no block was recomputed in backward" if len(once) == len(handed) else
+                 f"only some blocks were recomputed in backward (not block {', '.join(once)} of {len(handed)})")
+        raise CheckFailure(check, f"{which}: each block should run twice, once in the forward pass and once when "
+                                  f"backward recomputes it from its checkpointed input.\nCase: {case}",
+                           hint=CHECKPOINT_HINT + " Checkpoint every block, not the first one only, and not every "
+                                                  "layer on its own.",
+                           measurements={"runs per block": [len(values) for values in handed]})
+    blocks, x, upstream = problems.shifted_blocks(plan, None)      # the oracle hands them the shifts
+    expected = oracle("memory.recomputed_run", blocks, x, upstream, plan["seed"], handed)
+    _expect_close(check, entry["out"], expected["out"], what="checkpointed_forward's output", case=case,
+                  hint="Apply the blocks in order, once each in the forward pass: each block's output the next one's "
+                       "input.")
+    _expect_grads(check, entry, expected, case, CHECKPOINT_HINT + " The gradients are those of activations kept from "
+                  "the forward pass, not recomputed in backward.", where=" (blocks recomputed in backward)")
 
 
 def plain_activation_bytes(plan):
@@ -417,14 +466,15 @@ def check_residual_backward(residual_relu, *, seed=0, cases=6):
             expect_close(check, got, want, what=f"the gradient of {name}", inputs=inputs, hint=INPLACE_HINT)
 
 
-@graded(2, hidden=[{"cases": 6}], source=[uses("predict", *NO_GRAD_NAMES)],
+@graded(2, hidden=[{"cases": 6}], source=[runs_without_grad("predict")], facts_only_cost=True,
         worker_facts="whether the result requires grad, the bytes autograd kept and the parameters' gradients after "
                      "the call, in the student's process")
 @problems.single_threaded
 def check_predict_no_graph(predict, *, seed=0, cases=3):
-    """``predict(model, x)`` returns ``model(x)`` computed under ``torch.no_grad()`` or ``torch.inference_mode()``
-    (read from the source); in the student's process, the result needs no gradient, autograd kept nothing for
-    backward during the call, and no parameter got a gradient."""
+    """``predict(model, x)`` returns ``model(x)``'s values (data), and runs the model only inside ``torch.no_grad()``
+    / ``torch.inference_mode()`` / ``set_grad_enabled(False)`` (read from the source: ``rules.RunsWithoutGrad``).
+    In the student's process (only costs), the result needs no gradient, autograd kept nothing for backward during
+    the call, and no parameter got a gradient."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(700 + seed)

@@ -119,6 +119,39 @@ def checkpoint_run(checkpointed_forward, check, plan):
 
 @probe
 @problems.single_threaded
+def recompute_run(checkpointed_forward, check, plan, source):
+    """Build ``plan``'s blocks with a shift after each block's first layer, handed out by ``source`` (the grader's
+    function: under trusted grading each call goes to the grader, which draws a new shift every time); call
+    ``checkpointed_forward(blocks, x)`` and backward through its output. Returns ``{"out", "x_grad", "grads"}`` or
+    ``{"failure": [detail, hint]}``. No measurement: what the grader judges is the gradients, against its own run
+    with the shifts it handed out (a block recomputed in backward was handed a second one)."""
+    blocks, x, upstream = problems.shifted_blocks(plan, source)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(plan["seed"])
+        try:
+            out = call_student(check, checkpointed_forward, blocks, x, what="checkpointed_forward")
+        except CheckFailure as failure:
+            return _failure(failure)
+        if not isinstance(out, torch.Tensor) or out.shape != upstream.shape or out.grad_fn is None:
+            return {"returned": _returned(out)}
+        try:
+            out.backward(upstream)
+        except Exception as error:  # noqa: BLE001 - recomputation runs the student's code again
+            return {"out": out.detach().clone(), "backward": f"{type(error).__name__}: {str(error)[:400]}"}
+    return {"out": out.detach().clone(), "x_grad": None if x.grad is None else x.grad.detach().clone(),
+            "grads": _grads(blocks)}
+
+
+def _returned(out):
+    """What ``checkpointed_forward`` returned, in words, when it is not a tensor of the output's shape on the graph."""
+    if not isinstance(out, torch.Tensor):
+        return type(out).__name__
+    return (f"{type(out).__name__} of shape {list(out.shape)}, grad_fn "
+            f"{type(out.grad_fn).__name__ if out.grad_fn else None}")
+
+
+@probe
+@problems.single_threaded
 def top_op_answer(most_expensive_op, check, plan):
     """``most_expensive_op(step)``'s answer for ``plan``'s step, or ``{"failure": [detail, hint]}``."""
     step = problems.Step(plan)

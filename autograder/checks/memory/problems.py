@@ -121,6 +121,30 @@ def build_blocks(plan):
     return nn.ModuleList(blocks), x, upstream
 
 
+class Shift(nn.Module):
+    """``h + source(index)``: a shift that whoever built the blocks hands out, one per call (the grader draws a new
+    one every time it is asked). Recomputing a block in backward asks again, so the gradients that come back say
+    which shift each block's saved activations were computed with: the one of the forward pass (kept) or a later
+    one (recomputed)."""
+
+    def __init__(self, index, source):
+        super().__init__()
+        self.index, self.source = index, source
+
+    def forward(self, h):
+        return h + self.source(self.index).to(h.dtype)
+
+
+def shifted_blocks(plan, source):
+    """``(blocks, x, upstream)`` of ``plan`` (:func:`build_blocks`) with a :class:`Shift` after each block's first
+    Linear layer (before the first activation, so that recomputing the block's saved activations runs it)."""
+    blocks, x, upstream = build_blocks(plan)
+    for index, block in enumerate(blocks):
+        layers = list(block)
+        blocks[index] = nn.Sequential(layers[0], Shift(index, source), *layers[1:])
+    return blocks, x, upstream
+
+
 def describe_blocks(plan):
     per_block = "Linear, Tanh/ReLU" + (f", Dropout({plan['dropout']})" if plan["dropout"] else "") + \
         ", Linear, Tanh/ReLU"

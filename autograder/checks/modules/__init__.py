@@ -74,7 +74,8 @@ def _set_values(check, module, a, b):
     handle(module).beside(probes.set_values, {"a": a, "b": b})    # in place, in the student's module
 
 
-@graded(2, hidden=[{}], evidence=("data", "drawn state"), worker_facts="the parameters' types (a probe)")
+@graded(2, hidden=[{}], evidence=("data", "drawn state"), worker_facts="the parameters' types (a probe)",
+        facts_only_cost=True)
 def check_affine_parameters(Affine, *, seed=0):
     """``Affine()`` is an ``nn.Module`` whose ``named_parameters()`` are exactly ``a`` and ``b``: Parameters of
     shape [1] in the default dtype that require grad (a plain tensor attribute, a buffer or a list loses)."""
@@ -275,7 +276,8 @@ def _expected_layers(sizes, activation):
 
 
 @graded(2, hidden=[{"extra": 12}], evidence=("data", "drawn state"),
-         worker_facts="the layers' types and identities, distinct parameter values (structure probes)")
+         worker_facts="the layers' types and identities, distinct parameter values (structure probes)",
+         facts_only_cost=True)
 def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
     """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
     ``activation`` (ReLU by default) between two of them and none after the last; every Linear its own module,
@@ -555,7 +557,7 @@ def _told(check, failure, what, mistake, hint):
 
 
 @graded(2, hidden=[{}], evidence=("data", "drawn state"),
-        worker_facts="which tensors are buffers and which parameters (a probe)")
+        worker_facts="which tensors are buffers and which parameters (a probe)", facts_only_cost=True)
 def check_normalizer_buffers(Normalizer, *, seed=0):
     """``Normalizer(num_features, momentum, eps)`` has buffers ``running_mean`` (zeros) and ``running_var``
     (ones) of shape [num_features] in the default dtype: registered (``named_buffers``), not parameters, not
@@ -730,7 +732,7 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
 
 @graded(1, hidden=[{}], source=[no_call("Normalizer", "batch_norm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
                                                 "LazyBatchNorm1d", "SyncBatchNorm", "native_batch_norm")],
-        worker_facts="the ATen ops recorded; the submodules' types")
+        worker_facts="the ATen ops recorded; the submodules' types", facts_only_cost=True)
 def check_normalizer_no_builtin(Normalizer, *, seed=0):
     """Built from elementary operations: no ``F.batch_norm``, ``torch.batch_norm`` or any batch-norm kernel
     (the op recorder sees every spelling), in train and in eval mode, and no ``BatchNorm`` submodule."""

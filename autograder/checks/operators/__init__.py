@@ -133,7 +133,7 @@ def _count_args(rows):
     return (torch.randn(rows, 10, generator=torch.Generator().manual_seed(rows)),)
 
 
-@graded(1, source=[no_loop("row_sum")], worker_facts="op counts at 4 and 64 rows")
+@graded(1, source=[no_loop("row_sum")], worker_facts="op counts at 4 and 64 rows", facts_only_cost=True)
 def check_row_sum_vectorized(row_sum, *, seed=0):
     """One vectorized reduction, measured without a clock: as many torch calls and ATen kernels for 4 rows
     as for 64 (a loop over the rows makes one more per row)."""

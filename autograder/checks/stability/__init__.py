@@ -145,7 +145,8 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
         raise with_diagnosis(failure, check, stable_softmax) from None
 
 
-@graded(1, source=[no_call("stable_softmax", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded")
+@graded(1, source=[no_call("stable_softmax", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded",
+        facts_only_cost=True)
 def check_softmax_no_builtin(stable_softmax, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
@@ -261,7 +262,8 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
                          names=["labels", "logits"], what="softmax_cross_entropy")
 
 
-@graded(1, source=[no_call("softmax_cross_entropy", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded")
+@graded(1, source=[no_call("softmax_cross_entropy", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded",
+        facts_only_cost=True)
 def check_cross_entropy_no_builtin(softmax_cross_entropy, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
@@ -427,7 +429,8 @@ def _known_backward_mistakes(x):
              "sigmoid(x) = 1 / (1 + exp(-x)): it tends to 1 for large x, where softplus(x) grows like x."))
 
 
-@graded(2, source=[autograd_function("Softplus", "softplus")], worker_facts="the type of the result's grad_fn")
+@graded(2, source=[autograd_function("Softplus", "softplus")], worker_facts="the type of the result's grad_fn",
+        facts_only_cost=True)
 def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
     """``Softplus`` is a ``torch.autograd.Function`` with its own forward and backward, and ``softplus(x)``'s
     result comes straight from it (its ``grad_fn`` is Softplus's backward node), with the values of
@@ -462,7 +465,7 @@ def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
 
 
 @graded(1, source=[no_call("softplus", *sp.FORBIDDEN, "LogSigmoid")],
-        worker_facts="the ATen ops recorded, forward and backward")
+        worker_facts="the ATen ops recorded, forward and backward", facts_only_cost=True)
 def check_softplus_no_builtin(softplus, *, seed=0):
     """Forward and backward built from elementary operations: no softplus (``F.softplus``, ``nn.Softplus``),
     ``logaddexp`` or ``logsigmoid``, in any spelling (the recorder sees every ATen operator that runs)."""

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "11ef5ff52387fa62"
+DIGEST = "d5ea6d264bc315c6"
 
 MISTAKES = ({'id': 'softmax without the max-shift',
   'says': 'stable_softmax exponentiates the logits without subtracting a maximum first, so large logits overflow.',

@@ -26,6 +26,7 @@ from ...trusted.handle import handle
 from ...spec import current_check, graded
 from . import compiling, masked_mean, per_sample, worker_facts
 from .contract import gather_labels, mean_labels
+from .rules import no_value_branch
 
 NO_GRAPH_BREAK = ("item", "tolist", "nonzero", "jit", "compile")   # read from the source: each breaks or
 # specializes the graph (.item(), .tolist(), nonzero's data-dependent shape), or compiles it themselves
@@ -221,7 +222,7 @@ def _gather_count_args(batch):
     return _values(gen, [batch, 16, 4], torch.float32), torch.randint(0, 16, (batch,), generator=gen)
 
 
-@graded(2, source=[no_loop("batch_gather")], worker_facts="op counts at batch 4 and 64")
+@graded(2, source=[no_loop("batch_gather")], worker_facts="op counts at batch 4 and 64", facts_only_cost=True)
 def check_batch_gather_vectorized(batch_gather, *, seed=0):
     """No loop over the batch, measured without a clock: the numbers of torch calls and of ATen kernels
     are the same for a batch of 4 and a batch of 64 (a loop's grow with the batch)."""
@@ -279,7 +280,7 @@ def check_per_sample_grads_values(per_sample_grads, *, seed=0, cases=8):
 
 
 @graded(1, hidden=[{}], source=[uses("per_sample_grads", *per_sample.VMAP_NAMES), no_loop("per_sample_grads")],
-        worker_facts="op counts at batch 4 and 64")
+        worker_facts="op counts at batch 4 and 64", facts_only_cost=True)
 def check_per_sample_grads_vmapped(per_sample_grads, *, seed=0):
     """Written with ``torch.func.vmap`` and without a Python loop over the samples (read from the source), right on
     a batch of 16 (the hidden variant's drawn at grading time: no table of the visible answer passes it); the
@@ -367,7 +368,8 @@ def _mean_count_args(dimension):
     return make
 
 
-@graded(1, source=[no_loop("masked_batch_mean")], worker_facts="op counts at T and B of 4 and 64")
+@graded(1, source=[no_loop("masked_batch_mean")], worker_facts="op counts at T and B of 4 and 64",
+        facts_only_cost=True)
 def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
     """No Python loop over the steps or the batch, without a clock: the numbers of torch calls and of ATen kernels
     are the same for T = 4 and T = 64, and for B = 4 and B = 64 (lengths from 1: empty rows are graded by
@@ -393,8 +395,9 @@ def _shapes(x, lengths):
     return f"x of shape {list(x.shape)} ({x.dtype}), lengths = {lengths.tolist()}"
 
 
-@graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK)],
-        worker_facts="graph and graph-break counts of torch.compile and torch._dynamo.explain")
+@graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK),
+                                no_value_branch("masked_batch_mean")],
+        worker_facts="graph and graph-break counts of torch.compile and torch._dynamo.explain", facts_only_cost=True)
 def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
     """``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend ``aot_eager``) compiles it
     into one graph whose result equals the float64 loop's, and ``torch._dynamo.explain`` (fullgraph off) finds
@@ -428,8 +431,9 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
                            hint=COMPILE_HINT)
 
 
-@graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK)],
-        worker_facts="the number of compilations across sizes")
+@graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK),
+                                no_value_branch("masked_batch_mean")],
+        worker_facts="the number of compilations across sizes", facts_only_cost=True)
 def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_SHAPES):
     """Compiled once with ``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend
     ``aot_eager``), it serves a sweep of ``shapes`` different (B, T, F) and random lengths (from 1) with at most
