@@ -48,7 +48,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third", "fourth", "fifth", "sixth")
+SETS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")
 
 
 def mistakes_of(which):
