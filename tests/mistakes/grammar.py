@@ -74,5 +74,10 @@ def slips(message):
             found.append(f"unbalanced {opening}{closing}: {words.count(opening)} against {words.count(closing)}")
     if message.count("`") % 2:
         found.append("an odd number of backticks")
-    found += [f"an internal type named: {m.group(0)!r}" for m in _INTERNAL.finditer(words)]
+    found += [f"an internal type named: {name!r}" for name in internal_types(message)]
     return found
+
+
+def internal_types(message):
+    """The grader's internal type names in ``message``'s own words (:data:`INTERNAL_TYPES`)."""
+    return [m.group(0) for m in _INTERNAL.finditer(_grader_words(message))]
