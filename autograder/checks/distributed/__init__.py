@@ -80,11 +80,13 @@ def _expect_ids(check, entries, plan, case):
         for rank, entry in enumerate(entries):
             got = entry["steps"][s].get("ids")
             if got != expected[rank]:
+                known = known_steps.known_order(plan, rank, s, got)
                 raise CheckFailure(check, f"in step {s % per_epoch} of epoch {s // per_epoch}, rank {rank} trained on "
-                                          f"samples {got}; DistributedSampler(dataset, num_replicas={plan['world_size']}"
-                                          f", rank={rank}, shuffle=True, seed={plan['sampler_seed']}) after "
-                                          f"set_epoch({s // per_epoch}) gives {expected[rank]}.\nCase: {case}",
-                                   hint=SPLIT_HINT)
+                                          f"samples {got}{known[0] if known else ''}; DistributedSampler(dataset, "
+                                          f"num_replicas={plan['world_size']}, rank={rank}, shuffle=True, "
+                                          f"seed={plan['sampler_seed']}) after set_epoch({s // per_epoch}) gives "
+                                          f"{expected[rank]}.\nCase: {case}", hint=known[1] if known else SPLIT_HINT,
+                                   kind=known[2] if known else "failed: a rank's samples differ from the reference")
 
 
 def _expect_params(check, got, want, *, what, case, hint, tol):
@@ -118,7 +120,8 @@ def _expect_single(check, entries, plan, case, hint):
                 # the parameters before this step were one process's: a step off by a factor the problem names
                 # is told as the mistake that factor means (known_steps)
                 known_steps.expect_no_known_step(check, plan, before, got, want, what=what.partition(",")[0],
-                                                 case=case, ids=steps[s][rank])
+                                                 case=case, ids=steps[s][rank],
+                                                 reduced=entry["steps"][s].get("reduced"))
                 raise
         before = want
 

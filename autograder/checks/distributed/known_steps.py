@@ -8,10 +8,13 @@ times, a loss divided by the world size under DDP (which averages already) ``1 /
 measures the factor on the first step that differs (the parameters before it are one process's, so the step is
 ``after - before``); where two of these numbers are equal on the problem, the factor cannot tell the mistakes
 apart and nothing is told by name (docs/feedback.md). One more known step: a rank that stepped on the gradient of
-its own samples alone, as one process on them would (the gradients never averaged over the ranks).
+its own samples alone, as one process on them would (the gradients never averaged over the ranks). And known
+orders: the samples a rank trained on in the order of a sampler built or used another way (epoch 0's order again,
+not shuffled, seed 0).
 """
 
 import torch
+from torch.utils.data import DistributedSampler
 
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
@@ -30,6 +33,40 @@ CAUSES = {
     "1/world_size": ("an extra division by the world size (DDP averages the gradients over the ranks already)",
                      "Do not divide the loss by `world_size`: DDP's all-reduce already averages the gradients."),
 }
+
+
+ORDERS = (   # (how the sampler was built, the words, the hint, the kind)
+    ({"epoch": 0}, ": the samples of epoch 0 again, as if `set_epoch` had not been called",
+     "Call `sampler.set_epoch(epoch)` at the start of every epoch: the sampler shuffles with seed + epoch.",
+     "failed: a rank trained on epoch 0's samples again"),
+    ({"shuffle": False}, ": the dataset's order, not shuffled",
+     "Build the sampler with `shuffle=True` (and no `shuffle=` on the DataLoader).",
+     "failed: a rank trained on samples in the dataset's order"),
+    ({"seed": 0}, ": the order of seed 0, the sampler's default",
+     "Pass `seed=seed` to `DistributedSampler`: every rank must shuffle with the same, given seed.",
+     "failed: a rank trained on samples in the order of seed 0"),
+)
+
+
+def known_order(plan, rank, step, got):
+    """``(words, hint, kind)`` of the known sampler mistake whose order ``got`` (the samples ``rank`` trained on in
+    optimizer step ``step``) is, or ``None``; an order two of them give alike names neither."""
+    per_step = plan["batch_size"] * plan["accumulation"]
+    per_epoch = plan["samples"] // (plan["world_size"] * per_step)
+    epoch, index = divmod(step, per_epoch)
+    found = []
+    for built, words, hint, kind in ORDERS:
+        sampler = DistributedSampler(range(plan["samples"]), num_replicas=plan["world_size"], rank=rank,
+                                     shuffle=built.get("shuffle", True), seed=built.get("seed", plan["sampler_seed"]))
+        sampler.set_epoch(built.get("epoch", epoch))
+        if list(sampler)[index * per_step:(index + 1) * per_step] == got:
+            found.append((words, hint, kind))
+    expected = DistributedSampler(range(plan["samples"]), num_replicas=plan["world_size"], rank=rank, shuffle=True,
+                                  seed=plan["sampler_seed"])
+    expected.set_epoch(epoch)
+    if list(expected)[index * per_step:(index + 1) * per_step] == got:
+        return None
+    return found[0] if len(found) == 1 else None
 
 
 def _factors(plan):
@@ -75,17 +112,22 @@ def _own_step(plan, before, ids):
         return None
 
 
-def expect_no_known_step(check, plan, before, after, want, *, what, case, ids=None):
+def expect_no_known_step(check, plan, before, after, want, *, what, case, ids=None, reduced=None):
     """Raise the known mistake whose factor the step from ``before`` to ``after`` is, against one process's step to
-    ``want``, or the rank's step on its own samples ``ids``; return when it is none of them."""
+    ``want``, or the rank's step on its own samples ``ids``; return when it is none of them. ``reduced``: what the
+    student's ``average_gradients`` passed to ``all_reduce`` in that step, as the rank reports it (it only
+    explains: the parameters rather than the gradients)."""
     __tracebackhide__ = True
     own = _own_step(plan, before, ids) if ids else None
     if own is not None and scale_of(before, after, own) is not None and abs(scale_of(before, after, own) - 1) < 1e-2:
-        raise CheckFailure(check, f"{what}: the step is one process's step on this rank's samples alone: the "
+        params = type(reduced) is list and "parameters" in reduced and "gradients" not in reduced
+        also = " (all_reduce was called on the parameters, not on their gradients)" if params else ""
+        raise CheckFailure(check, f"{what}: the step is one process's step on this rank's samples alone{also}: the "
                                   f"gradients were not averaged over the ranks.\nCase: {case}",
                            hint="Every rank must step on the gradient averaged over all the ranks: DDP's backward "
                                 "(call the wrapped model), or `dist.all_reduce(p.grad)` then a division by the world "
-                                "size.", kind="failed: the step is one process's step on this rank's samples alone")
+                                "size.", kind="failed: the step is one process's step on this rank's samples alone"
+                                              + (", the parameters all-reduced" if params else ""))
     k = scale_of(before, after, want)
     if k is None:
         return

@@ -7,14 +7,14 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "2e8e48ade18ce99c"
+DIGEST = "4f57f8d173e5d910"
 
 MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)',
   'says': "train_ddp never calls the sampler's `set_epoch`, so every epoch shuffles the samples in the same order.",
   'signature': {'ddp_data_split': 'failed: every rank saw its samples in the same order in epoch #',
-                'ddp_matches_single': 'failed: in step # of epoch # rank # trained on samples DistributedSampler'},
+                'ddp_matches_single': "failed: a rank trained on epoch 0's samples again"},
   'visible': {'ddp_data_split': 'failed: every rank saw its samples in the same order in epoch #',
-              'ddp_matches_single': 'failed: in step # of epoch # rank # trained on samples DistributedSampler'}},
+              'ddp_matches_single': "failed: a rank trained on epoch 0's samples again"}},
  {'id': 'train_ddp gives every rank the whole dataset (no DistributedSampler)',
   'says': 'train_ddp gives every rank the whole dataset instead of its share (no `DistributedSampler`).',
   'signature': {'ddp_data_split': 'failed: in epoch # sample # was given out # times # samples',
@@ -95,7 +95,11 @@ MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)
                                'Expected parameter of type'}},
  {'id': 'average_gradients averages the parameters, not the gradients',
   'says': 'average_gradients averages the parameters instead of their gradients.',
-  'signature': {'average_matches_single': "failed: the step is one process's step on this rank's samples alone",
-                'average_calls': "failed: the step is one process's step on this rank's samples alone"},
-  'visible': {'average_matches_single': "failed: the step is one process's step on this rank's samples alone",
-              'average_calls': "failed: the step is one process's step on this rank's samples alone"}})
+  'signature': {'average_matches_single': "failed: the step is one process's step on this rank's samples alone, "
+                                          'the parameters all-reduced',
+                'average_calls': "failed: the step is one process's step on this rank's samples alone, the "
+                                 'parameters all-reduced'},
+  'visible': {'average_matches_single': "failed: the step is one process's step on this rank's samples alone, the "
+                                        'parameters all-reduced',
+              'average_calls': "failed: the step is one process's step on this rank's samples alone, the "
+                               'parameters all-reduced'}})
