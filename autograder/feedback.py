@@ -9,8 +9,9 @@ A check sees one item; a student sees them all. Two things are only known once e
   a *signature* in a grade: the items it fails and the kind of each failure (``autograder.errors.KINDS``). The
   signatures are data the grader ships (``autograder/checks/<topic>/mistakes.py``, written from the mutants by
   ``python -m tests.mistakes.signatures --write``). A grade whose pattern matches one names that mistake, once, on
-  its first failed item. :func:`looks_like` says what "matches" means; on an ambiguous or weak match it names
-  nothing: naming nothing is better than naming the wrong mistake.
+  its first failed item. :func:`looks_like` says what "matches" means: only an exact match whose evidence says more
+  than that a result is wrong; anything less names nothing: naming nothing is better than naming the wrong
+  mistake.
 
 Pure functions over results (anything with ``item``, ``check``, ``status``, ``kind``, ``cause``, ``message``): no
 topic is imported here; the engine passes the topic's table in.
@@ -38,28 +39,25 @@ def pattern(results):
     return found
 
 
-def distance(seen, signature):
-    """How many items differ between two patterns: failed in one and not the other, or failed with another kind."""
-    return sum(1 for item in set(seen) | set(signature) if seen.get(item) != signature.get(item))
-
-
 def looks_like(mistakes, seen, *, hidden=True):
     """The known mistake whose signature ``seen`` (a :func:`pattern`) matches, as its entry, or ``None``.
 
-    Items of a function not written yet ("not implemented") are left out of both sides: a student who has done
-    one exercise can be told about its mistake before doing the next. "Matches", in this order:
+    Right or silent: a mistake is named only when the grade's evidence singles it out. Items of a function not
+    written yet ("not implemented") are left out of both sides: a student who has done one exercise can be told
+    about its mistake before doing the next. A mistake is named when
 
-    1. *exactly*: the same items failed, each with the same kind. When several mistakes leave that signature and
-       their descriptions differ, nothing is named (the grade cannot tell them apart);
-    2. *nearly*: else, the mistakes whose signature differs from ``seen`` in one item exactly (one more or one fewer
-       failed item, or one item failed with another kind) **and** agrees on two failed items with their kinds,
-       or on one whose kind is told by name or is an exception's type (one "wrong value" in common is what any
-       two mistakes of one function share); named only when all of them say the same thing. An item that both
-       failed in a check's own words, but in other words (:func:`told_by_name`), is not "another kind": it is
-       another mistake, and that signature is no near match.
+    1. its signature is ``seen`` exactly (the same items failed, each with the same kind), and no mistake told
+       otherwise leaves that signature; and
+    2. the signature holds evidence of its own: at least one failure whose kind says more than that a result is
+       wrong (a check's own words for what is wrong, a known result, an exception's type, a kind of non-finite
+       value...). A signature of generic kinds only (:func:`generic`: "wrong value", "<what> differs from the
+       reference") is what many mistakes leave, a mutant's or not: the set of failed items alone names nothing.
+       Where a mistake's evidence is generic, its check must measure what tells it apart (a known result,
+       ``compare.expect_close(known=...)``) for it to be named.
 
-    Anything further is a weak match, and nothing is named. ``hidden``: the grade ran the hidden variants (the
-    grader; ``check`` with the grader installed), so the signature of every variant applies; else the visible one.
+    Anything less, a signature one item apart included, names nothing: naming nothing is better than naming the
+    wrong mistake (docs/feedback.md measures both). ``hidden``: the grade ran the hidden variants (the grader;
+    ``check`` with the grader installed), so the signature of every variant applies; else the visible one.
     """
     if not seen:
         return None
@@ -68,33 +66,16 @@ def looks_like(mistakes, seen, *, hidden=True):
     if not seen:
         return None
     key = "signature" if hidden else "visible"
-    signatures = [(m, {i: k for i, k in m[key].items() if i not in unknown}) for m in mistakes]
-    for allowed in (0, 1):
-        near = [m for m, signature in signatures if distance(seen, signature) == allowed
-                and _agrees(seen, signature, strongly=allowed > 0)
-                and not any(told_by_name(seen.get(i, "")) and told_by_name(k) and seen[i] != k
-                            for i, k in signature.items())]
-        if near:
-            says = {m["says"] for m in near}
-            return near[0] if len(says) == 1 else None
-    return None
+    exact = [m for m in mistakes if {i: k for i, k in m[key].items() if i not in unknown} == seen]
+    if not exact or len({m["says"] for m in exact}) != 1:
+        return None
+    return exact[0] if not all(generic(kind) for kind in seen.values()) else None
 
 
-def _agrees(seen, signature, *, strongly):
-    """Whether ``seen`` fails at least one item of ``signature`` with its kind; ``strongly``: two items, or one whose
-    kind says more than that the result is wrong (told by name, or an exception's type). One "wrong value" in
-    common beside an item apart is what any two mistakes of one function share."""
-    agree = [k for i, k in signature.items() if seen.get(i) == k]
-    if not strongly:
-        return bool(agree)
-    return len(agree) >= 2 or any(told_by_name(k) or k.startswith("raised") for k in agree)
-
-
-def told_by_name(kind):
-    """Whether a failure's kind is a check's own words for what is wrong ("failed: <what> is the gradients at the
-    model's own parameters ..."), rather than a kind any wrong result has ("wrong value", "not finite: NaN", "failed:
-    <what> differs from the reference")."""
-    return kind.startswith(f"{FAILED}: ") and not kind.endswith("differs from the reference")
+def generic(kind):
+    """Whether a failure's kind says no more than that a result is wrong: what any mistake of that function may
+    leave ("wrong value", "failed: <what> differs from the reference")."""
+    return kind == "wrong value" or kind.endswith("differs from the reference")
 
 
 def name_mistake(results, mistakes, *, hidden=True):
@@ -123,8 +104,8 @@ def live_hint(mistakes, observed, current, *, hidden=False):
     ``observed``: ``{item: kind}`` of the topic's test cells run so far in this kernel (``""``: passed). A cell sees
     no whole grade, so only an exact match counts, on the items observed: the mistake's signature fails every
     observed item that failed (with its kind) and none that passed, includes ``current``, and has every one of its
-    items observed; several mistakes told differently name nothing. Items of a function not written yet are left
-    out, as in :func:`looks_like`."""
+    items observed; several mistakes told differently name nothing, and so does a signature of generic kinds only.
+    Items of a function not written yet are left out, as in :func:`looks_like`."""
     if not observed.get(current) or observed[current] in NOT_NAMED or observed[current] == UNKNOWN:
         return None
     unknown = {item for item, kind in observed.items() if kind == UNKNOWN}
@@ -137,7 +118,9 @@ def live_hint(mistakes, observed, current, *, hidden=False):
         if current in signature and set(signature) <= set(observed) and all(
                 observed[i] == signature.get(i, "") for i in observed if i not in unknown):
             found.append(m)
-    return found[0] if found and len({m["says"] for m in found}) == 1 else None
+    if not found or len({m["says"] for m in found}) != 1:
+        return None
+    return None if all(generic(kind) for kind in found[0][key].values()) else found[0]
 
 
 def same_cause(results):

@@ -15,6 +15,7 @@ import traceback
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from . import process_state
 from .errors import CheckFailure, WorkerLost
 from .settings import settings
 
@@ -118,13 +119,22 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
     sink = BoundedText(settings.max_output_chars)
     before = snapshot_inputs(fn, args, kwargs)
+    state = process_state.current()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(timeout):
-            result = fn(*args, **kwargs)
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                after = process_state.current()
+                changed = process_state.restore(state)
+        expect_state_kept(check, name, changed, state, after)
         expect_inputs_unchanged(check, name, before)
         return result
     except CheckFailure:
         raise
+    except process_state.StateLeftChanged as left:        # a call in a grading worker left it changed there
+        raise CheckFailure(check, left.message.replace(left.name, name, 1), hint=left.hint,
+                           kind=f"failed: {name} left the process's state changed") from None
     except CallTimeout:
         inputs = _describe_call(args, kwargs)
         raise CheckFailure(check, f"{name}({inputs}) did not return within {timeout:g} s.",
@@ -155,6 +165,14 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.",
                            kind=f"raised: {type(error).__name__}",
                            cause=f"{name} raised {type(error).__name__}: {error}{where}") from None
+
+
+def expect_state_kept(check, name, changed, before, after):
+    """The call left torch's process-wide state as it found it (``process_state``); it has been put back already."""
+    __tracebackhide__ = True
+    if changed:
+        message, hint = process_state.left_changed(name, changed, before, after)
+        raise CheckFailure(check, message, hint=hint, kind=f"failed: {name} left the process's state changed")
 
 
 def _argument_names(fn, args, kwargs):

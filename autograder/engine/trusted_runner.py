@@ -276,7 +276,7 @@ class RemoteNamespace(dict):
         if "raised" in answer:
             raise KeyError(name)
         found = answer.get("ok")
-        if type(found) is remote.Remote:
+        if remote.is_remote(found):
             object.__setattr__(found, "_source", name)    # so that a fresh worker can find it (in_fresh_process)
         return found
 

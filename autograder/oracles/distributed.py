@@ -21,8 +21,9 @@ def single_process(model, x, y, steps, lr):
         grads = [torch.zeros_like(p) for p in trained]
         for ids in ranks:
             loss = torch.nn.functional.mse_loss(model(x[ids]), y[ids])
-            for total, g in zip(grads, torch.autograd.grad(loss, trained)):
-                total += g / len(ranks)
+            for total, g in zip(grads, torch.autograd.grad(loss, trained, allow_unused=True)):
+                if g is not None:           # a parameter the forward does not use gets no gradient
+                    total += g / len(ranks)
         with torch.no_grad():
             for p, g in zip(trained, grads):
                 p -= lr * g

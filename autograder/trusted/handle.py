@@ -35,7 +35,7 @@ class Handle:
     @property
     def in_worker(self):
         """Whether the object lives in a worker (under trusted grading)."""
-        return type(self.target) is remote.Remote
+        return remote.is_remote(self.target)
 
     @property
     def type_name(self):

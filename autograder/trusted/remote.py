@@ -31,7 +31,7 @@ import weakref
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from .. import oprecorder, probe_registry
+from .. import oprecorder, probe_registry, process_state
 from ..errors import WorkerLost
 from . import wire
 
@@ -266,7 +266,8 @@ class Session:
         if type(ref) is not dict or type(ref.get("h")) is not int:
             raise wire.WireError("malformed handle")
         mro = ref.get("mro") if type(ref.get("mro")) is list else []
-        remote = Remote(self, ref["h"], str(ref.get("type", "object"))[:200], [str(m)[:200] for m in mro[:8]])
+        type_name = str(ref.get("type", "object"))[:200]
+        remote = remote_class(type_name, str(mro[0]) if mro else "")(self, ref["h"], type_name, [str(m)[:200] for m in mro[:8]])
         object.__setattr__(remote, "_name", str(ref.get("name") or "")[:200])
         object.__setattr__(remote, "_signature", _rebuilt_signature(ref.get("signature")))
         return remote
@@ -392,7 +393,7 @@ class Remote:
 
     @property
     def __class__(self):       # isinstance(remote_module, torch.nn.Module) holds when the worker says so
-        return _local_class(self._mro) or Remote
+        return _local_class(self._mro) or type(self)
 
     def _ask(self, op, *args, timeout=None):
         from ..settings import settings
@@ -441,6 +442,29 @@ class Remote:
 
 
 
+_REMOTE_CLASSES = {}
+_MAX_REMOTE_CLASSES = 512
+
+
+def remote_class(type_name, full_name=""):
+    """The proxy class for objects whose class is ``type_name`` in the worker: a subclass of :class:`Remote` named
+    as the student's class, so that ``type(value).__name__`` in a message names the student's object (``str``,
+    ``FunctionEventAvg``), never the proxy."""
+    found = _REMOTE_CLASSES.get((type_name, full_name))
+    if found is None:
+        name = type_name.rpartition(".")[2] or "object"
+        module = full_name[:-len(type_name) - 1] if full_name.endswith("." + type_name) else "__main__"
+        found = type(name, (Remote,), {"__slots__": (), "__qualname__": type_name, "__module__": module})
+        if len(_REMOTE_CLASSES) < _MAX_REMOTE_CLASSES:
+            _REMOTE_CLASSES[(type_name, full_name)] = found
+    return found
+
+
+def is_remote(obj):
+    """Whether ``obj`` is a proxy for an object in the worker (its class is one of :func:`remote_class`'s)."""
+    return issubclass(type(obj), Remote)
+
+
 def _call(session, target, args, kwargs, timeout=None):
     from ..settings import settings
 
@@ -452,6 +476,9 @@ def _call(session, target, args, kwargs, timeout=None):
     _add_ops(call.get("ops"))
     if "raised" in call:
         raise rebuilt_exception(call["raised"])
+    left = call.get("state")
+    if type(left) is dict:          # the call left the worker's state changed; the worker has put it back
+        raise process_state.StateLeftChanged(str(left.get("name")), str(left.get("message")), str(left.get("hint")))
     _write_back(call.get("changed"), (args, kwargs))
     value = call.get("value")
     graph = call.get("graph")
@@ -492,7 +519,7 @@ def beside_within(seconds, fn, *args, **kwargs):
     for a probe that keeps its own time limits in the worker (a DataLoader pass, whose hang it names), longer
     than one call's."""
     probe_registry.key_of(fn)       # only a registered probe runs beside the student's code, here too
-    session = next((a._session for a in (*args, *kwargs.values()) if type(a) is Remote), None)
+    session = next((a._session for a in (*args, *kwargs.values()) if is_remote(a)), None)
     if session is None:
         return fn(*args, **kwargs)
     return _call(session, by_name(fn), args, kwargs, timeout=seconds)
@@ -503,7 +530,7 @@ def in_fresh_process(obj):
     grading the same notebook name looked up in a fresh worker that ran the notebook's cells only (one per
     notebook, kept for such calls and never used for anything else); in one process, ``obj`` itself (there is no
     other process: the check says what that leaves unproved)."""
-    if type(obj) is not Remote:
+    if not is_remote(obj):
         return obj
     if not obj._source:
         raise WorkerLost("the object was not looked up by name, so a fresh worker cannot find it")
@@ -511,7 +538,7 @@ def in_fresh_process(obj):
     if "raised" in answer:
         raise rebuilt_exception(answer["raised"])
     found = answer.get("ok")
-    if type(found) is Remote:
+    if is_remote(found):
         object.__setattr__(found, "_source", obj._source)
     return found
 

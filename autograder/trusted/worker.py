@@ -41,7 +41,7 @@ class Worker:
     def __init__(self, reader, writer):
         import torch
 
-        from autograder import probe_registry, timed_inputs
+        from autograder import probe_registry, process_state, timed_inputs
         from autograder.oprecorder import record_ops
         from autograder.student import BoundedText
         from autograder.trusted import wire
@@ -56,6 +56,8 @@ class Worker:
         self.shell = None
         self.probes = probe_registry.freeze()     # before any student code runs: what may run beside it
         self.staged = {}                          # timed inputs sent ahead of their clocked request, by number
+        self.process_state = process_state
+        self.defaults = process_state.current()   # the grader's state, before any student code runs
 
     # ---------------------------------------------------------------- plain data and handles
 
@@ -183,6 +185,7 @@ class Worker:
         """``fn(*args, **kwargs)`` under the op recorder (always: ``send_ops`` only says whether the grader wants the
         record back); the graph is kept when the output needs a gradient."""
         torch = self.torch
+        self.clean_state()
         sink = self.BoundedText(20_000)
         inputs = list(self.wire.tensors_in((args, kwargs)))
         with torch.no_grad():
@@ -192,7 +195,11 @@ class Worker:
                 try:
                     value = fn(*args, **kwargs)
                 except BaseException as error:  # noqa: BLE001
+                    self.clean_state()
                     return {"raised": _described(error), "output": sink.text(), "ops": _ops(record, send_ops)}
+        left = self.clean_state(told=getattr(fn, "__qualname__", None) or "the function")
+        if left:
+            return {"state": left, "output": sink.text(), "ops": _ops(record, send_ops)}
         changed = {i: t.detach() for i, (t, (copy, version, shape)) in enumerate(zip(inputs, before))
                    if t._version != version or tuple(t.shape) != shape or not _same_values(t, copy)}
         graph = None
@@ -204,6 +211,18 @@ class Worker:
             self.graphs[graph] = (outputs, leaves)
         return {"value": value, "output": sink.text(), "ops": _ops(record, send_ops), "graph": graph,
                 "changed": changed}
+
+    def clean_state(self, told=None):
+        """Put torch's process-wide state (``process_state``: grad mode, inference mode, default dtype, deterministic
+        algorithms, threads) back to the grader's defaults before a graded call; ``told``: the name of the function
+        that just ran, for the message when it had left the state changed (``{"name", "message", "hint"}``, or
+        ``None``)."""
+        before = self.process_state.current()
+        changed = self.process_state.restore(self.defaults)
+        if not changed or told is None:
+            return None
+        message, hint = self.process_state.left_changed(str(told)[:200], changed, self.defaults, before)
+        return {"name": str(told)[:200], "message": message, "hint": hint}
 
     def op_backward(self, graph, grads):
         """Backward from the outputs of a kept call; the inputs' gradients come back (parameters keep theirs)."""
@@ -236,6 +255,7 @@ class Worker:
         not at all, which passed ``row_sum``'s 30x threshold under load (tests/adversarial: loop_in_python_lists).
         Timed, each function runs as it would in the student's own session."""
         torch = self.torch
+        self.clean_state()
         inputs = self.staged.pop(staged)
         previous = torch.get_num_threads()
         if threads:

@@ -9,7 +9,9 @@ tensor, what their code printed, their line of code, the text of their exception
 * unbalanced brackets or backticks;
 * spaces at the end of a line;
 * a hint or a "This looks like" line that does not end with a full stop, as every hint the checks write does;
-* a message longer than :data:`MAX_CHARS`.
+* a message longer than :data:`MAX_CHARS`;
+* the name of one of the grader's internal types (:data:`INTERNAL_TYPES`: the worker's proxies and handles), where
+  a message should name the student's own object ("got Remote" for a returned profiler row).
 """
 
 import re
@@ -27,6 +29,9 @@ _QUOTED = [
     re.compile(r"(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\""),               # quoted strings, not an apostrophe
     re.compile(r"[^\s()\[\]{}]+\.\.\.(?=[\s,;\]]|$)"),                # a repr cut off with "..."
 ]
+INTERNAL_TYPES = ("Remote", "RemoteError", "RemoteNamespace", "_RemoteGraph", "Handle object", "Session",
+                  "_Callback", "Callback", "_Named", "_Link", "WireError", "NotebookWorker", "StateLeftChanged")
+_INTERNAL = re.compile(r"(?<![\w.])(" + "|".join(re.escape(name) for name in INTERNAL_TYPES) + r")\b")
 _DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.I)
 _A_VOWEL = re.compile(r"\b[Aa] ([aeiou][a-z]*)\b")
 _AN_CONSONANT = re.compile(r"\b[Aa]n ([b-df-hj-np-tv-z][a-z]*)\b")
@@ -69,4 +74,10 @@ def slips(message):
             found.append(f"unbalanced {opening}{closing}: {words.count(opening)} against {words.count(closing)}")
     if message.count("`") % 2:
         found.append("an odd number of backticks")
+    found += [f"an internal type named: {name!r}" for name in internal_types(message)]
     return found
+
+
+def internal_types(message):
+    """The grader's internal type names in ``message``'s own words (:data:`INTERNAL_TYPES`)."""
+    return [m.group(0) for m in _INTERNAL.finditer(_grader_words(message))]

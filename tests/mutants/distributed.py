@@ -85,6 +85,13 @@ def average_every_grad(model):
         p.grad /= dist.get_world_size()
 
 
+def average_trainable(model):
+    for p in model.parameters():
+        if p.requires_grad:                         # a trainable parameter the forward did not use has no .grad
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+
+
 def average_data_not_grad(model):
     for p in model.parameters():
         dist.all_reduce(p.data)
@@ -118,6 +125,8 @@ MUTANTS = {
         {"average_gradients": average_params_too}, {"check_average_calls"}),
     "average_gradients does not skip a parameter without a gradient": (
         {"average_gradients": average_every_grad}, {"check_average_matches_single", "check_average_calls"}),
+    "average_gradients filters on requires_grad, not on a gradient": (
+        {"average_gradients": average_trainable}, {"check_average_calls"}),
     "average_gradients averages the parameters, not the gradients": (
         {"average_gradients": average_data_not_grad}, {"check_average_matches_single", "check_average_calls"}),
 }
@@ -148,6 +157,9 @@ DESCRIPTIONS = {
         "average_gradients all-reduces the parameters as well as their gradients.",
     "average_gradients does not skip a parameter without a gradient":
         "average_gradients all-reduces every parameter's `.grad`, also one that is None (a frozen parameter).",
+    "average_gradients filters on requires_grad, not on a gradient":
+        "average_gradients skips frozen parameters but not a trainable one without a gradient (`p.grad is None`: "
+        "the forward did not use it).",
     "average_gradients averages the parameters, not the gradients":
         "average_gradients averages the parameters instead of their gradients.",
 }

@@ -93,6 +93,16 @@ def top_op_most_called(step):
     return max(_profiled(step), key=lambda e: (e.count, e.self_cpu_time_total)).key
 
 
+def top_op_row(step):
+    return max(_profiled(step), key=lambda e: e.self_cpu_time_total)     # the event itself, not its .key
+
+
+def top_op_without_warm_up(step):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()                   # the first call: one-time costs in the profile
+    return max(prof.key_averages(), key=lambda e: e.self_cpu_time_total).key
+
+
 def residual_add_in_place(x, w):
     h = torch.relu(x @ w)
     h += x                       # relu saved h: backward raises the version-counter error
@@ -134,6 +144,10 @@ MUTANTS = {
     "most_expensive_op sorts by total CPU time": ({"most_expensive_op": top_op_by_total_time}, {"check_top_op"}),
     "most_expensive_op returns the most called operator": ({"most_expensive_op": top_op_most_called},
                                                            {"check_top_op"}),
+    "most_expensive_op returns the profile's row, not its name": ({"most_expensive_op": top_op_row},
+                                                                  {"check_top_op"}),
+    "most_expensive_op profiles the first call, without warm-up": ({"most_expensive_op": top_op_without_warm_up},
+                                                                   {"check_top_op"}),
     "residual_relu adds x in place into relu's saved output": ({"residual_relu": residual_add_in_place},
                                                                {"check_residual_backward"}),
     "residual_relu applies relu after the residual": ({"residual_relu": residual_relu_last},
@@ -168,6 +182,10 @@ DESCRIPTIONS = {
                                                  "included), not by self time.",
     "most_expensive_op returns the most called operator": "most_expensive_op returns the most called operator, not "
                                                           "the most expensive one.",
+    "most_expensive_op returns the profile's row, not its name": "most_expensive_op returns the profile's row (an "
+                                                                 "event) instead of its name, the event's `key`.",
+    "most_expensive_op profiles the first call, without warm-up": "most_expensive_op profiles the first call of "
+                                                                   "the step, with no call to warm it up before.",
     "residual_relu adds x in place into relu's saved output": "residual_relu adds the residual in place into a "
                                                               "tensor that relu saved for backward.",
     "residual_relu applies relu after the residual": "residual_relu applies relu after adding the residual "

@@ -11,7 +11,9 @@ and each set's counts. Each set was written by someone who graded none of it, it
   refinement;
 * the fifth (``fifth_set.py``, 30 mistakes) was blind at its first grading (after the fourth refinement), and
   looked at for the fifth refinement;
-* the sixth (``sixth_set.py``, 30 mistakes) was graded first after the fifth refinement: the blind measure.
+* the sixth (``sixth_set.py``, 30 mistakes) was graded first after the fifth refinement: the blind measure;
+* the seventh (``seventh_set.py``, 33 mistakes, memory and distributed) was committed before the sixth refinement
+  (right or silent) and graded once with the code before it; its author then made the refinement.
 
 An outcome is one of:
 
@@ -48,7 +50,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third", "fourth", "fifth", "sixth")
+SETS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")
 
 
 def mistakes_of(which):
@@ -76,17 +78,47 @@ def counted(rows):
     return f"{len(rows)} mistakes: " + ", ".join(f"{counts[k]} {k}" for k in ("right", "wrong", "silent", "passed"))
 
 
+def per_topic(rows):
+    """``{topic: [caught, named, named right]}`` over ``rows`` (a mistake that lost no point is not caught):
+    precision is named right / named, coverage named / caught (docs/feedback.md)."""
+    table = {}
+    for topic, _, _, result, named, _ in rows:
+        counts = table.setdefault(topic, [0, 0, 0])
+        if result != "passed":
+            counts[0] += 1
+            counts[1] += named is not None
+            counts[2] += named is not None and result == "right"
+    return table
+
+
+def precision_table(rows):
+    """The per-assignment precision and coverage of ``rows`` as text lines."""
+    lines = []
+    totals = [0, 0, 0]
+    for topic, (caught, named, right) in sorted(per_topic(rows).items()):
+        totals = [totals[0] + caught, totals[1] + named, totals[2] + right]
+        lines.append(f"{topic:15} caught {caught:3}  named {named:3}  right {right:3}  precision "
+                     f"{right / named if named else float('nan'):.0%}  coverage {named / caught if caught else 0:.0%}")
+    caught, named, right = totals
+    lines.append(f"{'all':15} caught {caught:3}  named {named:3}  right {right:3}  precision "
+                 f"{right / named if named else float('nan'):.0%}  coverage {named / caught if caught else 0:.0%}")
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sets", nargs="+", choices=SETS, default=SETS,
                         help="the sets to grade (all by default): a blind set is graded once, after the refinement")
     args = parser.parse_args(argv)
+    every = []
     for which in args.sets:
         rows = measure((which,), seed=args.seed)
+        every += rows
         for topic, what, truth, result, named, _ in rows:
             print(f"{result:7} {topic}: {what}\n        truth: {truth}\n        named: {named}")
         print(f"{which} set, seed {args.seed}: {counted(rows)}\n")
+    print("\n".join(precision_table(every)))
     return 0
 
 

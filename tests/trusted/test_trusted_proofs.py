@@ -15,6 +15,7 @@ from autograder.engine.results import grade_item
 from autograder.course.build import topics
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 from autograder.submitted_source import Submission
+from tests.mistakes.grammar import internal_types
 from tests.proving import ROOT, check_names, not_passed, with_replacements
 
 SEED = 3
@@ -78,12 +79,18 @@ def test_reference_and_alternative_full_stub_zero(topic_worker):
 
 
 def test_every_mutant_fails_its_checks(topic_worker):
+    """... and every message it gets speaks of the student's objects: no internal type (the worker's proxies and
+    handles) in what a student reads."""
     topic, worker = topic_worker
     mutants = importlib.import_module(f"tests.mutants.{topic}").MUTANTS
-    wrong = {}
+    wrong, leaked = {}, {}
     for name, (replacements, targets) in sorted(mutants.items()):
         _submit(worker, topic, "mutant", name)
         failed = _failing(worker, topic, targets, Submission.of_objects(with_replacements(topic, replacements)))
         if set(failed) != targets:
             wrong[name] = (sorted(targets), sorted(failed))
+        named = {check: internal_types(message) for check, message in failed.items() if internal_types(message)}
+        if named:
+            leaked[name] = named
     assert wrong == {}
+    assert leaked == {}

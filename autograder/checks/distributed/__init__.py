@@ -24,7 +24,7 @@ from ...expected_outputs import oracle
 from ...source_rules import uses
 from ...spec import current_check, graded
 from ...trusted.handle import handle
-from . import problems, ranks
+from . import known_steps, problems, ranks
 from .rules import uses_method
 
 DDP_NAMES = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
@@ -44,7 +44,8 @@ def _entries(check, fn, probe, plan, call):
     case = problems.describe(plan, call)
     exercised(f"world_size_{plan['world_size']}", *([f"accumulation_{plan['accumulation']}"]
                                                      if plan["accumulation"] > 1 else []),
-              *(["frozen_parameter"] if plan.get("frozen") else []))
+              *(["frozen_parameter"] if plan.get("frozen") else []),
+              *(["unused_parameter"] if plan.get("unused") else []))
     answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
@@ -79,11 +80,13 @@ def _expect_ids(check, entries, plan, case):
         for rank, entry in enumerate(entries):
             got = entry["steps"][s].get("ids")
             if got != expected[rank]:
+                known = known_steps.known_order(plan, rank, s, got)
                 raise CheckFailure(check, f"in step {s % per_epoch} of epoch {s // per_epoch}, rank {rank} trained on "
-                                          f"samples {got}; DistributedSampler(dataset, num_replicas={plan['world_size']}"
-                                          f", rank={rank}, shuffle=True, seed={plan['sampler_seed']}) after "
-                                          f"set_epoch({s // per_epoch}) gives {expected[rank]}.\nCase: {case}",
-                                   hint=SPLIT_HINT)
+                                          f"samples {got}{known[0] if known else ''}; DistributedSampler(dataset, "
+                                          f"num_replicas={plan['world_size']}, rank={rank}, shuffle=True, "
+                                          f"seed={plan['sampler_seed']}) after set_epoch({s // per_epoch}) gives "
+                                          f"{expected[rank]}.\nCase: {case}", hint=known[1] if known else SPLIT_HINT,
+                                   kind=known[2] if known else "failed: a rank's samples differ from the reference")
 
 
 def _expect_params(check, got, want, *, what, case, hint, tol):
@@ -94,7 +97,7 @@ def _expect_params(check, got, want, *, what, case, hint, tol):
         try:
             expect_close(check, g, w, what=f"{what}, parameter {index} (shape {list(w.shape)})", hint=hint, **tol)
         except CheckFailure as failure:
-            raise CheckFailure(check, f"{failure.detail}\nCase: {case}", hint=failure.hint,
+            raise CheckFailure(check, f"{failure.detail}\nCase: {case}", hint=failure.hint, kind=failure.kind,
                                measurements=failure.measurements) from None
 
 
@@ -105,16 +108,28 @@ def _expect_single(check, entries, plan, case, hint):
     model, x, y = problems.build(plan)
     history = oracle("distributed.single_process", model, x, y, steps, plan["lr"])
     per_epoch = problems.steps_per_epoch(plan)
+    before = [p.detach().double() for p in model.parameters()]
     for s, want in enumerate(history):
         for rank, entry in enumerate(entries):
-            _expect_params(check, entry["steps"][s].get("params"), want, case=case, hint=hint, tol=SINGLE_TOL,
-                           what=f"rank {rank}'s parameters after step {s % per_epoch} of epoch {s // per_epoch}, "
-                                f"against one process training on every rank's samples of that step")
+            what = (f"rank {rank}'s parameters after step {s % per_epoch} of epoch {s // per_epoch}, against one "
+                    f"process training on every rank's samples of that step")
+            got = entry["steps"][s].get("params")
+            try:
+                _expect_params(check, got, want, case=case, hint=hint, tol=SINGLE_TOL, what=what)
+            except CheckFailure:
+                # the parameters before this step were one process's: a step off by a factor the problem names
+                # is told as the mistake that factor means (known_steps)
+                known_steps.expect_no_known_step(check, plan, before, got, want, what=what.partition(",")[0],
+                                                 case=case, ids=steps[s][rank],
+                                                 reduced=entry["steps"][s].get("reduced"))
+                raise
+        before = want
 
 
-def _plans(seed, world_size, accumulation=1, frozen=False):
+def _plans(seed, world_size, accumulation=1, frozen=False, unused=False):
     gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
-    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen)]
+    return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen,
+                                   unused=unused)]
 
 
 # ---------------------------------------------------------------- train_ddp
@@ -252,11 +267,12 @@ def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
 @graded(1, facts_only_cost=True,
         worker_facts="the torch.distributed.all_reduce calls per step (a TorchFunctionMode in the student's process)")
 def check_average_calls(average_gradients, *, seed=0):
-    """The parameters are right after every step, and, as measured in the student's process, every rank called
-    ``all_reduce`` at least once and at most once per parameter in every step (a flattened buffer counts once)."""
+    """The parameters are right after every step, with a frozen parameter and a trainable one that the forward does
+    not use (both without a gradient), and, as measured in the student's process, every rank called ``all_reduce``
+    at least once and at most once per parameter in every step (a flattened buffer counts once)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 300, 2, frozen=True):
+    for plan in _plans(seed + 300, 2, frozen=True, unused=True):
         entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)

@@ -35,8 +35,9 @@ CONTRACTS = (
                "their number): in the grader's own data-parallel loop (no DDP), every rank's parameters after every "
                "step equal one process's on all the samples;",
                items=("average_matches_single",), inputs=RANKS),
-        Clause("skip parameters without a gradient (`p.grad is None`, for example a frozen one);",
-               items=("average_matches_single", "average_calls"), inputs=("frozen_parameter",)),
+        Clause("skip parameters without a gradient (`p.grad is None`: a frozen one, or a trainable one that the "
+               "forward did not use);",
+               items=("average_matches_single", "average_calls"), inputs=("frozen_parameter", "unused_parameter")),
         Clause("all-reduce the gradients only, at most once per parameter per step: the parameters themselves need "
                "none.",
                items=("average_calls",), inputs=("allreduces_counted",)),

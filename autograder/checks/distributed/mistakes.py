@@ -7,14 +7,14 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "1e9594c1e5a54a63"
+DIGEST = "4f57f8d173e5d910"
 
 MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)',
   'says': "train_ddp never calls the sampler's `set_epoch`, so every epoch shuffles the samples in the same order.",
   'signature': {'ddp_data_split': 'failed: every rank saw its samples in the same order in epoch #',
-                'ddp_matches_single': 'failed: in step # of epoch # rank # trained on samples DistributedSampler'},
+                'ddp_matches_single': "failed: a rank trained on epoch 0's samples again"},
   'visible': {'ddp_data_split': 'failed: every rank saw its samples in the same order in epoch #',
-              'ddp_matches_single': 'failed: in step # of epoch # rank # trained on samples DistributedSampler'}},
+              'ddp_matches_single': "failed: a rank trained on epoch 0's samples again"}},
  {'id': 'train_ddp gives every rank the whole dataset (no DistributedSampler)',
   'says': 'train_ddp gives every rank the whole dataset instead of its share (no `DistributedSampler`).',
   'signature': {'ddp_data_split': 'failed: in epoch # sample # was given out # times # samples',
@@ -25,22 +25,20 @@ MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)
               'ddp_matches_single': 'failed: the ranks made optimizer steps with # samples split over # ranks'}},
  {'id': 'train_ddp wraps the model but calls model(x), not ddp(x)',
   'says': 'train_ddp wraps the model in DDP but calls the unwrapped model, so no gradient is all-reduced.',
-  'signature': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # "
-                                      'differs',
-                'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"},
-  'visible': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # differs",
-              'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"}},
+  'signature': {'ddp_replicas_agree': 'wrong value',
+                'ddp_matches_single': "failed: the step is one process's step on this rank's samples alone"},
+  'visible': {'ddp_replicas_agree': 'wrong value',
+              'ddp_matches_single': "failed: the step is one process's step on this rank's samples alone"}},
  {'id': 'train_ddp trains each rank on its own (no DDP)',
   'says': "train_ddp trains each rank's model on its own, without `DistributedDataParallel`.",
-  'signature': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # "
-                                      'differs',
-                'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"},
-  'visible': {'ddp_replicas_agree': "failed: rank #'s parameters after step # against rank #'s parameter # differs",
-              'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"}},
+  'signature': {'ddp_replicas_agree': 'wrong value',
+                'ddp_matches_single': "failed: the step is one process's step on this rank's samples alone"},
+  'visible': {'ddp_replicas_agree': 'wrong value',
+              'ddp_matches_single': "failed: the step is one process's step on this rank's samples alone"}},
  {'id': 'train_ddp sums the loss instead of its mean',
   'says': 'train_ddp sums the loss over the batch instead of taking its mean.',
-  'signature': {'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"},
-  'visible': {'ddp_matches_single': "failed: rank #'s parameters after step # of epoch # against one process"}},
+  'signature': {'ddp_matches_single': "failed: the step is one process's step times batch_size"},
+  'visible': {'ddp_matches_single': "failed: the step is one process's step times batch_size"}},
  {'id': 'train_accumulate puts only the backward inside no_sync',
   'says': 'train_accumulate puts only the backward inside `no_sync()`, so the all-reduce also runs on every '
           'accumulation step.',
@@ -56,18 +54,16 @@ MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)
                                     'accumulation=#'}},
  {'id': 'train_accumulate does not divide the loss by accumulation',
   'says': "train_accumulate does not divide each micro-batch's loss by the number of accumulation steps.",
-  'signature': {'accumulate_matches_single': "failed: rank #'s parameters after step # of epoch # against one "
-                                             'process',
-                'accumulate_no_sync': "failed: rank #'s parameters after step # of epoch # against one process"},
-  'visible': {'accumulate_matches_single': "failed: rank #'s parameters after step # of epoch # against one "
-                                           'process',
-              'accumulate_no_sync': "failed: rank #'s parameters after step # of epoch # against one process"}},
+  'signature': {'accumulate_matches_single': "failed: the step is one process's step times accumulation",
+                'accumulate_no_sync': "failed: the step is one process's step times accumulation"},
+  'visible': {'accumulate_matches_single': "failed: the step is one process's step times accumulation",
+              'accumulate_no_sync': "failed: the step is one process's step times accumulation"}},
  {'id': 'average_gradients sums the gradients without dividing',
   'says': 'average_gradients all-reduces the gradients but does not divide the sum by the world size.',
-  'signature': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
-                'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"},
-  'visible': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
-              'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"}},
+  'signature': {'average_matches_single': "failed: the step is one process's step times world_size",
+                'average_calls': "failed: the step is one process's step times world_size"},
+  'visible': {'average_matches_single': "failed: the step is one process's step times world_size",
+              'average_calls': "failed: the step is one process's step times world_size"}},
  {'id': 'average_gradients all-reduces on rank 0 only (rank 0 hangs)',
   'says': 'average_gradients calls `all_reduce` on one rank only, so that rank waits for the others forever.',
   'signature': {'average_matches_single': 'failed: rank # was still running # s after rank # finished and',
@@ -90,9 +86,20 @@ MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)
                                         'argument. Expected parameter of type',
               'average_calls': 'failed: rank #: average_gradients raised TypeError: Invalid function argument. '
                                'Expected parameter of type'}},
+ {'id': 'average_gradients filters on requires_grad, not on a gradient',
+  'says': 'average_gradients skips frozen parameters but not a trainable one without a gradient (`p.grad is None`: '
+          'the forward did not use it).',
+  'signature': {'average_calls': 'failed: rank #: average_gradients raised TypeError: Invalid function argument. '
+                                 'Expected parameter of type'},
+  'visible': {'average_calls': 'failed: rank #: average_gradients raised TypeError: Invalid function argument. '
+                               'Expected parameter of type'}},
  {'id': 'average_gradients averages the parameters, not the gradients',
   'says': 'average_gradients averages the parameters instead of their gradients.',
-  'signature': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
-                'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"},
-  'visible': {'average_matches_single': "failed: rank #'s parameters after step # of epoch # against one process",
-              'average_calls': "failed: rank #'s parameters after step # of epoch # against one process"}})
+  'signature': {'average_matches_single': "failed: the step is one process's step on this rank's samples alone, "
+                                          'the parameters all-reduced',
+                'average_calls': "failed: the step is one process's step on this rank's samples alone, the "
+                                 'parameters all-reduced'},
+  'visible': {'average_matches_single': "failed: the step is one process's step on this rank's samples alone, the "
+                                        'parameters all-reduced',
+              'average_calls': "failed: the step is one process's step on this rank's samples alone, the "
+                               'parameters all-reduced'}})

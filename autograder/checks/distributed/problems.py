@@ -45,18 +45,23 @@ def _size(gen, low, high):
     return int(torch.randint(low, high + 1, (1,), generator=gen))
 
 
-def training_plan(gen, *, world_size, accumulation=1, epochs=2, frozen=False):
+def training_plan(gen, *, world_size, accumulation=1, epochs=2, frozen=False, unused=False):
     """A plan for :func:`build`: a two-layer tanh network, a regression dataset whose size the ranks' batches divide
     exactly (every rank takes the same number of full batches: one process on their union is then the same step),
     a learning rate and the sampler's seed. With ``frozen`` the first layer's bias does not require grad, so it gets
-    no gradient (``average_gradients`` must skip it)."""
-    batch = _size(gen, 2, 4)
+    no gradient (``average_gradients`` must skip it); with ``unused`` the last Linear also holds a trainable parameter
+    that the forward never uses, whose ``.grad`` stays None too (skipped by ``p.grad is None``, not by
+    ``p.requires_grad``)."""
+    # a batch size apart from the world size and the accumulation steps: a step off by one of these factors then
+    # says which (known_steps)
+    sizes = [b for b in range(2, 6) if b not in (world_size, accumulation)][:3]
+    batch = sizes[_size(gen, 0, len(sizes) - 1)]
     steps = _size(gen, 2, 3)
     return {"seed": int(torch.randint(1 << 30, (1,), generator=gen)), "world_size": world_size,
             "inputs": _size(gen, 3, 6), "hidden": _size(gen, 4, 8), "batch_size": batch,
             "accumulation": accumulation, "samples": world_size * batch * accumulation * steps, "epochs": epochs,
             "lr": round(0.05 + 0.1 * float(torch.rand(1, generator=gen)), 3),
-            "sampler_seed": _size(gen, 0, 999), "frozen": frozen}
+            "sampler_seed": _size(gen, 0, 999), "frozen": frozen, "unused": unused}
 
 
 def build(plan):
@@ -70,6 +75,8 @@ def build(plan):
             layer.bias.copy_((torch.rand(layer.bias.shape, generator=gen) * 2 - 1) * bound)
     if plan.get("frozen"):
         model[0].bias.requires_grad_(False)
+    if plan.get("unused"):
+        model[2].register_parameter("unused", nn.Parameter(torch.zeros(plan["hidden"])))   # trainable, never used
     x = torch.randn(plan["samples"], plan["inputs"], generator=gen)
     y = torch.sin(x.sum(1, keepdim=True)) + 0.1 * torch.randn(plan["samples"], 1, generator=gen)
     return model, x, y
@@ -108,4 +115,6 @@ def describe(plan, call):
             f"{plan['batch_size']}" + (f", accumulation={plan['accumulation']}" if plan["accumulation"] > 1 else "")
             + f", epochs={plan['epochs']}, lr={plan['lr']}, seed={plan['sampler_seed']}"
             + ("; the first Linear's bias is frozen (requires_grad=False), so its .grad stays None"
-               if plan.get("frozen") else ""))
+               if plan.get("frozen") else "")
+            + ("; the last Linear holds a trainable parameter `unused` that the forward never uses, so its .grad "
+               "stays None too" if plan.get("unused") else ""))

@@ -120,15 +120,25 @@ def accumulate_run(train_accumulate, check, plan):
 
 
 class AllReduceCount(TorchFunctionMode):
-    """Counts ``torch.distributed.all_reduce`` calls in its block, however the student imported it."""
+    """Counts ``torch.distributed.all_reduce`` calls in its block, however the student imported it, and says what
+    each reduced of ``model`` (``reduced``: "gradients", "parameters" or "other", by storage)."""
 
-    def __init__(self):
+    def __init__(self, model=None):
         super().__init__()
         self.calls = 0
+        self.reduced = set()
+        params = list(model.parameters()) if model is not None else []
+        self._grads = {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
+        self._params = {p.untyped_storage().data_ptr() for p in params}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func is dist.all_reduce:
             self.calls += 1
+            tensor = args[0] if args else (kwargs or {}).get("tensor")
+            if isinstance(tensor, torch.Tensor):
+                ptr = tensor.untyped_storage().data_ptr()
+                self.reduced.add("gradients" if ptr in self._grads else "parameters" if ptr in self._params
+                                 else "other")
         return func(*args, **(kwargs or {}))
 
 
@@ -142,10 +152,11 @@ def _average_rank(rank, world_size, average_gradients, check, plan):
         optimizer.zero_grad()
         mine = ids[rank]
         torch.nn.functional.mse_loss(model(x[mine]), y[mine]).backward()
-        with AllReduceCount() as counted:
+        with AllReduceCount(model) as counted:
             call_student(check, average_gradients, model, what="average_gradients")   # a failure ends the launch
         optimizer.step()
-        steps.append({"ids": mine, "params": _params(model), "allreduces": counted.calls})
+        steps.append({"ids": mine, "params": _params(model), "allreduces": counted.calls,
+                      "reduced": sorted(counted.reduced)})
     return {"steps": steps, "unstepped": []}
 
 

@@ -261,10 +261,10 @@ def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
         # what ran again first, in fixed words: none of the blocks recomputed, and some of them, are two mistakes
         counts = set(calls) if type(calls) is list else None
         ran = ("no Linear layer ran a second time in backward: no block was recomputed. " if counts == {1} else
-               "only some Linear layers ran a second time in backward. " if counts == {1, 2} else "")
+               f"{_recomputed_blocks(plan, calls)} in backward. " if counts == {1, 2} else "")
         raise CheckFailure(check, f"{ran}Each Linear layer should run twice, once in the forward pass and once when "
                                   f"backward recomputes its block; they ran {calls} times.\nCase: {case}",
-                           hint=CHECKPOINT_HINT + " Checkpoint every block, not the first one only.")
+                           hint=CHECKPOINT_HINT + " Checkpoint every block, each in a call of its own.")
     kept = entry.get("kept_bytes")
     plain = plain_activation_bytes(plan)
     if type(kept) is not int or kept > KEPT_RATIO * plain:
@@ -304,7 +304,8 @@ def _expect_recomputed(check, checkpointed_forward, plan):
     once = [str(k + 1) for k, values in enumerate(handed) if len(values) < 2]
     if once:
         which = ("no block was recomputed in backward" if len(once) == len(handed) else
-                 f"only some blocks were recomputed in backward (not block {', '.join(once)} of {len(handed)})")
+                 f"{_which_blocks([len(values) >= 2 for values in handed])} recomputed in backward (not block "
+                 f"{', '.join(once)} of {len(handed)})")
         raise CheckFailure(check, f"{which}: each block should run twice, once in the forward pass and once when "
                                   f"backward recomputes it from its checkpointed input.\nCase: {case}",
                            hint=CHECKPOINT_HINT + " Checkpoint every block, not the first one only, and not every "
@@ -317,6 +318,32 @@ def _expect_recomputed(check, checkpointed_forward, plan):
                        "input.")
     _expect_grads(check, entry, expected, case, CHECKPOINT_HINT + " The gradients are those of activations kept from "
                   "the forward pass, not recomputed in backward.", where=" (blocks recomputed in backward)")
+
+
+def _recomputed_blocks(plan, calls):
+    """Which blocks backward recomputed, from each Linear layer's forward calls (``calls``), in words."""
+    blocks, _, _ = problems.build_blocks(plan)
+    sizes = [sum(isinstance(m, torch.nn.Linear) for m in block.modules()) for block in blocks]
+    if sum(sizes) != len(calls):
+        return "only some Linear layers were recomputed"
+    again, start = [], 0
+    for size in sizes:
+        again.append(all(c == 2 for c in calls[start:start + size]))
+        start += size
+    return f"{_which_blocks(again)} recomputed"
+
+
+def _which_blocks(again):
+    """Which blocks were recomputed (``again``: one flag per block), in words that tell the patterns apart: only the
+    first, every one but the last (``checkpoint_sequential`` leaves its last segment plain), only the last, or some."""
+    n = len(again)
+    if again == [True] + [False] * (n - 1):
+        return "only the first block was"
+    if again == [True] * (n - 1) + [False]:
+        return "every block but the last was"
+    if again == [False] * (n - 1) + [True]:
+        return "only the last block was"
+    return "only some blocks were"
 
 
 def plain_activation_bytes(plan):
@@ -365,6 +392,7 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
                 raise CheckFailure(check, f"most_expensive_op should return the operator's name, a str such as "
                                           f"'aten::add', got {type(answers[-1]).__name__}.\nCase: {case}",
                                    hint="Return the `key` of the event with the largest `self_cpu_time_total`.")
+            _expect_warmed_up(check, entry.get("profiled"), case)
             # The grader's own profile, once the answer is a name to compare with it; on a mismatch, up to three
             # (a busy machine can slow a cheap operator in the grader's profile too), the most common one kept.
             profiles.append(oracle("memory.top_op", problems.Step(plan)))
@@ -373,18 +401,47 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
             if _op_name(answers[0]) == _op_name(firsts[0]):
                 break
         if _votes(answers, expected) * 2 < len(answers):
-            _expect_not_another_ranking(check, answers, next(p for p in profiles if p["self"] == expected), case)
+            _expect_not_another_ranking(check, answers, next(p for p in profiles if p["self"] == expected), case,
+                                        plan)
             raise CheckFailure(check, f"most_expensive_op returned {answers}; the grader's profile of the same step "
                                       f"puts {expected!r} first by self CPU time.\nCase: {case}", hint=TOP_OP_HINT)
 
 
-def _expect_not_another_ranking(check, answers, profile, case):
+def _expect_warmed_up(check, profiled, case):
+    """The step ran once before the profiled call (the contract's warm-up): the first call of the step must not be
+    under a profile. ``profiled``: for each call, whether a profiler was recording, as the student's process
+    reports it (it can only cost: a correct answer calls the step outside any profile first)."""
+    __tracebackhide__ = True
+    if type(profiled) is list and profiled and profiled[0] is True:
+        raise CheckFailure(check, f"most_expensive_op profiled the first call of step, with no call to warm it up "
+                                  f"before the profile: the first call pays one-time costs (allocations, lazy "
+                                  f"initialization) that the step does not have afterwards. It called step "
+                                  f"{len(profiled)} times, {sum(p is True for p in profiled)} under a profiler."
+                                  f"\nCase: {case}",
+                           hint="Call `step()` once before `with torch.profiler.profile(...) as prof:`, then profile "
+                                "one more call inside the block.", measurements={"profiled": profiled[:20]})
+
+
+def _first_by_self_memory(plan):
+    """The operator that allocates the most memory itself in a profile of ``plan``'s step (after a warm-up): a
+    ranking some answers use, which may name the same operator as another ranking."""
+    step = problems.Step(plan)
+    step()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    return max(prof.key_averages(), key=lambda e: e.self_cpu_memory_usage).key
+
+
+def _expect_not_another_ranking(check, answers, profile, case, plan):
     """Tell a wrong answer by the ranking it comes from, when most answers name the operator that the grader's
-    profile puts first by another ranking than self CPU time (total CPU time, or the number of calls)."""
+    profile puts first by another ranking than self CPU time (total CPU time, or the number of calls), and no other
+    ranking a student might use (self memory) puts that operator first too: then the answer cannot tell them
+    apart, and naming one could name the wrong one."""
     __tracebackhide__ = True
     for ranking, words in (("total", "first by total CPU time, which counts the time of the operators it calls"),
                            ("called", "the one called most often")):
-        if profile[ranking] != profile["self"] and _votes(answers, profile[ranking]) * 2 > len(answers):
+        if profile[ranking] != profile["self"] and _votes(answers, profile[ranking]) * 2 > len(answers) and (
+                _op_name(_first_by_self_memory(plan)) != _op_name(profile[ranking])):
             raise CheckFailure(check, f"most_expensive_op returned {answers}, the operator {words} in the grader's "
                                       f"profile of the same step; the most expensive by self CPU time is "
                                       f"{profile['self']!r}.\nCase: {case}", hint=TOP_OP_HINT)
@@ -495,6 +552,9 @@ def check_predict_no_graph(predict, *, seed=0, cases=3):
             (entry.get("kept_bytes"), f"autograd kept {entry.get('kept_bytes')} bytes for backward during the call"),
             (entry.get("param_grads"), f"{entry.get('param_grads')} parameters got a gradient")) if present]
         if found:
-            raise CheckFailure(check, f"predict built a graph: {'; '.join(found)}.\nCase: {case}",
+            # the model left in eval mode is told first: eval() changes dropout and batch norm, not autograd
+            evaluated = ("predict switched the model to eval mode, which does not switch autograd off, and "
+                         if entry.get("training") is False else "")
+            raise CheckFailure(check, f"{evaluated}predict built a graph: {'; '.join(found)}.\nCase: {case}",
                                hint=hint + " `.detach()` on the result comes too late: the graph was built and its "
                                            "activations kept during the forward pass.")

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "9aa57d966ebc56b0"
+DIGEST = "f0d6f76bc37705c8"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
@@ -47,10 +47,8 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
                                       'tensor unpack_hook expected'}},
  {'id': 'checkpointed_forward does not checkpoint',
   'says': 'checkpointed_forward runs the blocks without checkpointing them.',
-  'signature': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward: each block should run '
-                                            'twice once'},
-  'visible': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward: each block should run '
-                                          'twice once'}},
+  'signature': {'checkpoint_trades_memory': 'failed: no Linear layer ran a second time in backward: no block was'},
+  'visible': {'checkpoint_trades_memory': 'failed: no Linear layer ran a second time in backward: no block was'}},
  {'id': 'checkpointed_forward uses the reentrant checkpoint',
   'says': 'checkpointed_forward uses the reentrant checkpoint (`use_reentrant=True`).',
   'signature': {'checkpoint_gradients': "failed: checkpointed_forward should return the last block's output a "
@@ -63,16 +61,14 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
                                           'tensor of shape connected'}},
  {'id': 'checkpointed_forward checkpoints the first block only',
   'says': 'checkpointed_forward checkpoints the first block only.',
-  'signature': {'checkpoint_trades_memory': 'failed: only some blocks were recomputed in backward each block '
-                                            'should run twice'},
-  'visible': {'checkpoint_trades_memory': 'failed: only some blocks were recomputed in backward each block should '
-                                          'run twice'}},
+  'signature': {'checkpoint_trades_memory': "failed: only the first block's Linear layers ran a second time in "
+                                            'backward'},
+  'visible': {'checkpoint_trades_memory': "failed: only the first block's Linear layers ran a second time in "
+                                          'backward'}},
  {'id': 'checkpointed_forward checkpoints every layer on its own',
   'says': 'checkpointed_forward checkpoints every layer on its own, which keeps more than the plain run.',
-  'signature': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward: each block should run '
-                                            'twice once'},
-  'visible': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward: each block should run '
-                                          'twice once'}},
+  'signature': {'checkpoint_trades_memory': 'failed: no Linear layer ran a second time in backward: no block was'},
+  'visible': {'checkpoint_trades_memory': 'failed: no Linear layer ran a second time in backward: no block was'}},
  {'id': 'checkpointed_forward drops the RNG state (dropout differs)',
   'says': 'checkpointed_forward does not preserve the RNG state, so dropout differs in the recomputation.',
   'signature': {'checkpoint_gradients': 'failed: the gradient of parameter #weight in blocks with dropout differs '
@@ -91,6 +87,16 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
                           "grader's"},
   'visible': {'top_op': 'failed: most_expensive_op returned the operator the one called most often in the '
                         "grader's"}},
+ {'id': "most_expensive_op returns the profile's row, not its name",
+  'says': "most_expensive_op returns the profile's row (an event) instead of its name, the event's `key`.",
+  'signature': {'top_op': "failed: most_expensive_op should return the operator's name a str such as got "
+                          'FunctionEventAvg'},
+  'visible': {'top_op': "failed: most_expensive_op should return the operator's name a str such as got "
+                        'FunctionEventAvg'}},
+ {'id': 'most_expensive_op profiles the first call, without warm-up',
+  'says': 'most_expensive_op profiles the first call of the step, with no call to warm it up before.',
+  'signature': {'top_op': 'failed: most_expensive_op profiled the first call of step with no call to warm'},
+  'visible': {'top_op': 'failed: most_expensive_op profiled the first call of step with no call to warm'}},
  {'id': "residual_relu adds x in place into relu's saved output",
   'says': 'residual_relu adds the residual in place into a tensor that relu saved for backward.',
   'signature': {'residual_backward': 'failed: backward through residual_relu raised RuntimeError: one of the '
@@ -112,6 +118,7 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'visible': {'predict_no_graph': 'failed: predict built a graph: autograd kept # bytes for backward during the'}},
  {'id': 'predict switches to eval mode instead of no_grad',
   'says': 'predict switches the model to eval mode instead of running without grad.',
-  'signature': {'predict_no_graph': 'failed: predict built a graph: its result requires grad autograd kept # '
-                                    'bytes'},
-  'visible': {'predict_no_graph': 'failed: predict built a graph: its result requires grad autograd kept # bytes'}})
+  'signature': {'predict_no_graph': 'failed: predict switched the model to eval mode which does not switch '
+                                    'autograd'},
+  'visible': {'predict_no_graph': 'failed: predict switched the model to eval mode which does not switch '
+                                  'autograd'}})

@@ -153,19 +153,22 @@ def _returned(out):
 @probe
 @problems.single_threaded
 def top_op_answer(most_expensive_op, check, plan):
-    """``most_expensive_op(step)``'s answer for ``plan``'s step, or ``{"failure": [detail, hint]}``."""
+    """``most_expensive_op(step)``'s answer for ``plan``'s step and, for each call of the step, whether a profiler
+    was recording (``{"answer", "profiled"}``), or ``{"failure": [detail, hint]}``."""
     step = problems.Step(plan)
     try:
-        return {"answer": call_student(check, most_expensive_op, step, what="most_expensive_op")}
+        answer = call_student(check, most_expensive_op, step, what="most_expensive_op")
     except CheckFailure as failure:
         return _failure(failure)
+    return {"answer": answer, "profiled": list(step.profiled)}
 
 
 @probe
 @problems.single_threaded
 def predict_run(predict, check, plan):
     """Build ``plan``'s model; call ``predict(model, x)``, measuring what autograd keeps meanwhile. Returns
-    ``{"out", "requires_grad", "kept_bytes", "param_grads"}`` or ``{"failure": [detail, hint]}``."""
+    ``{"out", "requires_grad", "kept_bytes", "param_grads", "training"}`` (``training``: the model's mode after
+    the call, which only explains a failure) or ``{"failure": [detail, hint]}``."""
     model, x, _ = problems.build_model(plan)
     try:
         with ActivationMemory() as memory:
@@ -175,4 +178,4 @@ def predict_run(predict, check, plan):
     if not isinstance(out, torch.Tensor):
         return {"returned": type(out).__name__}
     return {"out": out.detach().clone(), "requires_grad": bool(out.requires_grad), "kept_bytes": memory.bytes,
-            "param_grads": sum(p.grad is not None for p in model.parameters())}
+            "param_grads": sum(p.grad is not None for p in model.parameters()), "training": bool(model.training)}

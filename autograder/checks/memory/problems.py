@@ -169,12 +169,14 @@ def step_plan(gen, kind):
 class Step(nn.Module):
     """A step of work that one operation dominates, as a module (``step()`` runs it): a matrix product of two
     [n, n] matrices, a top-k of a long vector, or a 3x3 convolution; then a few cheap operations on 16 of its
-    values. Its inputs are buffers drawn from the plan's seed, sized by ``scale``."""
+    values. Its inputs are buffers drawn from the plan's seed, sized by ``scale``. ``profiled``: for every call, in
+    order, whether a profiler was recording (the warm-up clause of ``most_expensive_op``)."""
 
     def __init__(self, plan):
         super().__init__()
         gen = torch.Generator().manual_seed(plan["seed"])
         self.kind, scale = plan["kind"], plan["scale"]
+        self.profiled = []
         if self.kind == "matmul":
             n = int(MATMUL_SIZE * scale)
             self.register_buffer("a", torch.randn(n, n, generator=gen))
@@ -188,6 +190,7 @@ class Step(nn.Module):
             raise ValueError(f"unknown step kind {self.kind!r}")
 
     def forward(self):
+        self.profiled.append(bool(torch._C._autograd._profiler_enabled()))   # one entry a call: under a profile?
         if self.kind == "matmul":
             big = self.a @ self.b
         elif self.kind == "topk":
