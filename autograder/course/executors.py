@@ -8,6 +8,7 @@ import os
 import time
 
 from ..engine import jobs
+from ..engine.trusted_runner import MachineError
 from ..errors import ClusterUnavailable
 
 
@@ -32,6 +33,8 @@ class InlineExecutor:
         tag, job = self.queue.popleft()
         try:
             return tag, jobs.grade_job(job), None
+        except MachineError:      # the machine's, not the submission's: the batch stops, nothing recorded
+            raise
         except Exception as error:  # noqa: BLE001 - recorded as the submission's error, grading goes on
             return tag, None, f"{type(error).__name__}: {error}"
 
@@ -109,6 +112,8 @@ class DaskExecutor:
         tag = self.tags.pop(future.key)
         try:
             return tag, future.result(), None
+        except MachineError:      # the machine's, not the submission's: the batch stops, nothing recorded
+            raise
         except KilledWorker as killed:
             return tag, None, (f"the grading worker died twice while grading it (it was retried once on another "
                                f"worker; Dask: {killed})")

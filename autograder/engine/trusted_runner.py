@@ -54,6 +54,59 @@ def plain_launcher(argv, scratch):
 WORKER = [sys.executable, "-m", "autograder.trusted.worker"]
 
 
+class MachineError(sandbox.SandboxUnavailable):
+    """The grading machine cannot grade (CUDA does not start in the sandboxed worker, or the worker does not start):
+    not the student's failure. Grading stops before anything of the submission is scored; the message names the
+    machine's problem and the fix (``cli`` prints it as "Cannot grade: ...")."""
+
+
+def expects_cuda():
+    """Whether the student's worker must start CUDA: ``settings.grading.expect_cuda``, by default whether this
+    process sees a GPU (the checks then send CUDA cases). A test sets it on a machine without one: the worker's real
+    ``torch.cuda.init()`` fails there, as a broken GPU machine's would."""
+    chosen = settings.grading.expect_cuda
+    if chosen is None:
+        import torch
+
+        return torch.cuda.is_available()
+    return bool(chosen)
+
+
+def worker_argv():
+    """The worker's command: with ``--cuda`` where it must start CUDA before any student code (``worker.probe_device``)
+    and the share of GPU memory it may take."""
+    if not expects_cuda():
+        return list(WORKER)
+    return [*WORKER, "--cuda", f"--gpu-memory-fraction={settings.grading.gpu_memory_fraction:g}"]
+
+
+def check_device(session, what="the worker that runs the student's code"):
+    """The worker's own report of its device, read before any student code runs in it (a student's code cannot make
+    the machine look broken, nor hide a machine that is); :class:`MachineError` where it must have CUDA and has not,
+    or where it ends before it answers."""
+    cuda_wanted = "--cuda" in getattr(session, "argv", ())
+    try:
+        answer = session.request("device", timeout=settings.grading.cell_timeout_s + 60)
+    except WorkerLost as lost:
+        if session.budget is not None and session.budget.spent():
+            raise
+        raise MachineError(f"the grading machine cannot grade: {what} ended before any student code ran ({lost}). "
+                           "Nothing was scored. Check the sandbox on this machine (python -m autograder grade "
+                           "prints what bwrap lacks), and that torch imports within its memory limit "
+                           "(settings.grading.memory_limit_gb); then grade again.") from None
+    device = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
+    if cuda_wanted and not device.get("cuda"):
+        why = ("settings.grading.expect_cuda is set" if settings.grading.expect_cuda
+               else "the grading process sees a GPU")
+        raise MachineError(f"the grading machine cannot grade: {why}, but CUDA does not start in {what} "
+                           f"({device.get('error') or 'no answer from its probe'}). Nothing was scored: not the "
+                           "students' failure. Fix the machine (the NVIDIA driver and /dev/nvidia* inside the sandbox, "
+                           "the sandbox's limits: settings.grading.memory_limit_gb, "
+                           "settings.grading.gpu_memory_fraction) and grade again; or grade without the GPU "
+                           "(CUDA_VISIBLE_DEVICES= in the grader's environment: the GPU-only items stay pending).")
+    return device
+
+
 def sandbox_launcher(argv, scratch):
     """The worker in the sandbox (``autograder.trusted.sandbox``): no network, its own PID namespace, no view of
     the course, limits, nothing of the grader's environment (``sandbox.default_env``: the worker judges nothing,
@@ -106,14 +159,20 @@ def clean_worker(launcher):
     """A worker in which no student code ever runs: it times the baselines of the speed checks. One per grading
     process, shared by every notebook (no student reaches it), started on first use and ended at exit."""
     session = _CLEAN.get(launcher)
-    if session is None or session.lost:
+    argv = worker_argv()
+    if session is None or session.lost or session.argv != argv:
+        if session is not None:
+            session.close()
         scratch = tempfile.mkdtemp(prefix="epl-clean-")
         # a launcher may start it as a user of its own (the fallback sandbox, where no pid namespace keeps a student's
         # worker from signalling it)
-        proc, stop = getattr(launcher, "clean", launcher)(WORKER, scratch)
-        session = _CLEAN[launcher] = remote.Session(proc, stop=stop)
+        proc, stop = getattr(launcher, "clean", launcher)(argv, scratch)
+        session = remote.Session(proc, stop=stop)
+        session.argv = argv
         atexit.register(session.close)
         atexit.register(shutil.rmtree, scratch, True)
+        check_device(session, "the clean worker that times the baselines")
+        _CLEAN[launcher] = session
     return session
 
 
@@ -122,7 +181,9 @@ _AHEAD = {}   # launcher -> (proc, stop, scratch): a worker started ahead, impor
 
 def _launch(launcher):
     scratch = tempfile.mkdtemp(prefix="epl-worker-")
-    proc, stop = launcher(WORKER, scratch)
+    argv = worker_argv()
+    proc, stop = launcher(argv, scratch)
+    proc.argv = argv
     return proc, stop, scratch
 
 
@@ -138,7 +199,7 @@ def started_ahead(launcher, next_too=True):
     notebook and exits (``run_autograder``) passes ``next_too=False``: a worker started for a notebook that never
     comes imports torch for nothing (1.5 to 2 s of CPU per run)."""
     spare = _AHEAD.pop(launcher, None)
-    if spare is None or spare[0].poll() is not None:
+    if spare is None or spare[0].poll() is not None or getattr(spare[0], "argv", None) != worker_argv():
         if spare is not None:
             _end(*spare)
         spare = _launch(launcher)
@@ -172,6 +233,8 @@ class NotebookWorker:
         self.first_run = []
         self._scratches = []
         self.memory_bound = ""    # what bounded the memory of the worker's processes (sandbox.start says)
+        self.device = {}          # the worker's device, as it reported before any student code ran (check_device)
+        self.machine_error = None # a MachineError met starting a worker
 
     def live(self):
         if self.session is None or self.session.lost:
@@ -220,19 +283,31 @@ class NotebookWorker:
 
     def _new_session(self):
         if self.scratch is not None:
-            proc, stop = self.launcher(WORKER, self.scratch)
+            argv = worker_argv()
+            proc, stop = self.launcher(argv, self.scratch)
         else:
             proc, stop, scratch = started_ahead(self.launcher, next_too=self.start_next)
+            argv = proc.argv
             self._scratches.append(scratch)
         self.memory_bound = getattr(proc, "memory_bound", "none: the worker ran without the sandbox's limits")
         session = remote.Session(proc, stop=stop, spawn=self._clean_twin, fresh=self.fresh_process)
-        session.budget = self.budget
+        session.budget, session.argv = self.budget, argv
+        try:
+            self.device = check_device(session)
+        except MachineError as error:
+            session.close()
+            self.machine_error = error     # grade_cells stops with it even where a check caught it
+            raise
         return session
 
     def _clean_twin(self):
         """The clean worker that times baselines, its requests bounded by this notebook's budget too (once spent, it
         is killed and the next notebook starts another)."""
-        twin = clean_worker(self.launcher)
+        try:
+            twin = clean_worker(self.launcher)
+        except MachineError as error:
+            self.machine_error = error
+            raise
         twin.budget = self.budget
         return twin
 
@@ -281,6 +356,13 @@ class RemoteNamespace(dict):
         return found
 
 
+def memory_note():
+    """What a student's MemoryError means in the sandbox: their code's own memory use, and the limit."""
+    limit = settings.grading.memory_limit_gb
+    return (f"Your code used more memory than the grader gives each process ({limit:g} GiB written, "
+            "settings.grading.memory_limit_gb): look for a tensor far larger than the exercise needs.")
+
+
 def out_of_time(item, budget=None):
     limit = settings.grading.submission_timeout_s if budget is None else budget.seconds
     running = f" ({budget.running} was running when it ran out)" if budget is not None and budget.running else ""
@@ -309,6 +391,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
     with tempfile.TemporaryDirectory(prefix="epl-worker-") as scratch:
         worker = NotebookWorker(cells, launcher, None if ahead else scratch, budget=budget, start_next=not last)
         try:
+            worker.live()      # started, its device checked (MachineError: nothing scored) and the cells run
             namespace = RemoteNamespace(worker)
             source = Submission.from_cells(cells)    # what the grader reads: the student cannot change it
             for item in items_of(topic):
@@ -319,8 +402,12 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
                 else:
                     budget.running = item.name
                     result = grade_item(item, namespace, seed=seed, source=source)
+                    if worker.machine_error is not None:    # a worker started again for this item could not start
+                        raise worker.machine_error
                     if result.status == FAILED and budget.spent():
                         result = stopped_by_budget(item, result, budget)
+                    elif result.status == FAILED and result.kind == "raised: MemoryError":
+                        result.message += " " + memory_note()
                     elif result.status == GRADER_ERROR and "MemoryError" in result.detail:
                         grade.problems.append(f"{item.name}: the grader ran out of its memory limit "
                                               "(settings.grading.grader_memory_gb) while grading it")
