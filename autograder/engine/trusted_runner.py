@@ -12,6 +12,7 @@ spent, and the items not finished score 0 with a message that names the setting 
 """
 
 import atexit
+import contextlib
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from ..settings import settings
 from ..submitted_source import Submission
 from ..trusted import remote, sandbox
 from ..trusted.budget import SETTING as BUDGET_SETTING, Budget
+from .gpu_lease import gpu_lease, gpu_name
 from .results import FAILED, GRADER_ERROR, ItemResult, explain, grade_item
 
 
@@ -356,6 +358,18 @@ class RemoteNamespace(dict):
         return found
 
 
+@contextlib.contextmanager
+def timing_turn(item, budget):
+    """An item timed on CUDA (``clock`` among its evidence, a GPU here) waits for its GPU to be free of other
+    notebooks' timings (``gpu_lease``); the wait is given back to the notebook's budget. Any other item runs at once."""
+    if "clock" not in item.evidence or not expects_cuda():
+        yield
+        return
+    with gpu_lease(gpu_name()) as waited:
+        budget.ends += waited
+        yield
+
+
 def memory_note():
     """What a student's MemoryError means in the sandbox: their code's own memory use, and the limit."""
     limit = settings.grading.memory_limit_gb
@@ -401,7 +415,8 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
                     result = out_of_time(item, budget)
                 else:
                     budget.running = item.name
-                    result = grade_item(item, namespace, seed=seed, source=source)
+                    with timing_turn(item, budget):
+                        result = grade_item(item, namespace, seed=seed, source=source)
                     if worker.machine_error is not None:    # a worker started again for this item could not start
                         raise worker.machine_error
                     if result.status == FAILED and budget.spent():

@@ -128,11 +128,15 @@ THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 def default_env(scratch):
     """The whole environment inside unless the caller passes its own: nothing of the grader's but its thread
-    counts (a Dask worker sets 1, so that two graders on two cores do not each run two busy threads).
+    counts (a grading worker's share of the cores, ``executors.local_workers``) and the GPUs it may use
+    (``CUDA_VISIBLE_DEVICES``: a local cluster gives each worker one).
     ``import autograder`` finds the student kit (``kit_tree``), not the grader's own copy."""
     env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": kit_tree()}
     env.update({name: os.environ[name] for name in THREADS if os.environ.get(name, "").isdigit()})
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and re.fullmatch(r"[A-Za-z0-9,:-]*", visible):
+        env["CUDA_VISIBLE_DEVICES"] = visible
     return env
 
 
