@@ -154,7 +154,7 @@ def local_workers(workers, gpus, cores=None, visible=None):
     devices = [d.strip() for d in visible.split(",") if d.strip()] if visible else [str(i) for i in range(gpus)]
     out = []
     for index in range(workers):
-        env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "KINETO_LOG_LEVEL": "6"}
         resources = {}
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = devices[index % gpus]

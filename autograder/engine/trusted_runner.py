@@ -13,6 +13,7 @@ spent, and the items not finished score 0 with a message that names the setting 
 
 import atexit
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,23 @@ def unsandboxed_launcher(argv, scratch):
     proc = sandbox.start(argv, scratch=scratch, limits=sandbox.default_limits(), sandboxed=False)
     return proc, sandbox.stop
 
+
+def quiet_profiler():
+    """Keep torch.profiler's own lines off the instructor's terminal: the memory checks' oracle profiles in this
+    process, and PyTorch's profiler library writes "USDT: ... profiler_start/profiler_stop" for every profile, and
+    "ERROR: External init callback must run in same thread as registerClient" where the first profile runs in another
+    thread than the one that imported torch (a Dask worker's), straight to file descriptor 2. Its log level is read
+    when it first starts, so this sets it (unless the environment does) and starts it here, in the thread that
+    imports the grader (and torch with it)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")     # above its highest level: nothing
+    with profile(activities=[ProfilerActivity.CPU]):
+        torch.zeros(1).add_(1)
+
+
+quiet_profiler()
 
 TRUSTED_PROBLEM = "Trusted grading problem:"   # how TrustedExecute logs a problem with a submission, for the report
 

@@ -211,8 +211,8 @@ def test_a_local_cluster_gives_the_gpu_resource_once_per_gpu_and_each_worker_its
     assert [w["resources"] for w in two] == [{"GPU": 1}, {"GPU": 1}, {}, {}]
     assert [w["env"]["CUDA_VISIBLE_DEVICES"] for w in two] == ["2", "3", "2", "3"]
     assert {w["env"]["OMP_NUM_THREADS"] for w in two} == {"4"}
-    assert executors.local_workers(2, 0, cores=2) == [{"resources": {}, "env": {"OMP_NUM_THREADS": "1",
-                                                                                "MKL_NUM_THREADS": "1"}}] * 2
+    assert executors.local_workers(2, 0, cores=2) == [{"resources": {}, "env": {
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}}] * 2
 
 
 def test_a_local_cluster_on_a_machine_with_one_gpu_declares_it_on_one_worker():
