@@ -199,11 +199,17 @@ def clean_worker(launcher):
 _AHEAD = {}   # launcher -> (proc, stop, scratch): a worker started ahead, importing torch while the grader works
 
 
+def _started_as():
+    """What a worker started ahead must have been started with to serve now: its command and the sandbox's limits
+    (a worker started under other settings is ended, and a new one started)."""
+    return worker_argv(), sandbox.default_limits()
+
+
 def _launch(launcher):
     scratch = tempfile.mkdtemp(prefix="epl-worker-")
     argv = worker_argv()
     proc, stop = launcher(argv, scratch)
-    proc.argv = argv
+    proc.argv, proc.started_as = argv, _started_as()
     return proc, stop, scratch
 
 
@@ -212,20 +218,25 @@ def _end(proc, stop, scratch):
     shutil.rmtree(scratch, ignore_errors=True)
 
 
-def started_ahead(launcher, next_too=True):
+def started_ahead(launcher):
     """A fresh worker with its own scratch directory, ``(proc, stop, scratch)``: the one started ahead when there is
-    one, and (``next_too``) the next is started ahead at once, so that it imports torch while this one is graded.
-    Each worker serves one notebook only; the one left over ends with this process. A process that grades one
-    notebook and exits (``run_autograder``) passes ``next_too=False``: a worker started for a notebook that never
-    comes imports torch for nothing (1.5 to 2 s of CPU per run)."""
+    one. Each worker serves one notebook only; the one left over ends with this process."""
     spare = _AHEAD.pop(launcher, None)
-    if spare is None or spare[0].poll() is not None or getattr(spare[0], "argv", None) != worker_argv():
+    if spare is None or spare[0].poll() is not None or getattr(spare[0], "started_as", None) != _started_as():
         if spare is not None:
             _end(*spare)
         spare = _launch(launcher)
-    if next_too:
-        _AHEAD[launcher] = _launch(launcher)
     return spare
+
+
+def start_next_ahead(launcher):
+    """Start the next notebook's worker now, so that it imports torch (and starts CUDA) while this one is graded.
+    Called once this notebook's worker has answered, not beside it: a grading process that starts two at once at
+    the start of a batch, 16 of them on 16 cores, starts 32 at once. A process that grades one notebook and exits
+    (``run_autograder``, the last jobs of a local cluster) starts none: a worker for a notebook that never comes
+    imports torch for nothing (1.5 to 2 s of CPU per run)."""
+    if launcher not in _AHEAD:
+        _AHEAD[launcher] = _launch(launcher)
 
 
 @atexit.register
@@ -238,7 +249,7 @@ class NotebookWorker:
     """The worker for one notebook: started on demand, the cells run once per start.
 
     With a ``scratch`` directory every worker runs there; without one, each worker is taken from those started
-    ahead (:func:`started_ahead`; ``start_next``: and the next started ahead) with a scratch directory of its own,
+    ahead (:func:`started_ahead`; ``start_next``: and the next started ahead once it answers) with a scratch directory of its own,
     removed when it ends."""
 
     def __init__(self, cells, launcher, scratch=None, budget=None, start_next=True):
@@ -306,7 +317,7 @@ class NotebookWorker:
             argv = worker_argv()
             proc, stop = self.launcher(argv, self.scratch)
         else:
-            proc, stop, scratch = started_ahead(self.launcher, next_too=self.start_next)
+            proc, stop, scratch = started_ahead(self.launcher)
             argv = proc.argv
             self._scratches.append(scratch)
         self.memory_bound = getattr(proc, "memory_bound", "none: the worker ran without the sandbox's limits")
@@ -318,6 +329,8 @@ class NotebookWorker:
             session.close()
             self.machine_error = error     # grade_cells stops with it even where a check caught it
             raise
+        if self.scratch is None and self.start_next:
+            start_next_ahead(self.launcher)
         return session
 
     def _clean_twin(self):
