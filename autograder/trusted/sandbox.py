@@ -55,7 +55,7 @@ MEMORY_BYTES = 8 * GiB      # RLIMIT_DATA, as settings.grading.memory_limit_gb: 
 #   at a time stops at the limit (64 MiB chunks under 1 GiB: 960 MiB). `import torch` writes 0.21 GiB (VmData), torch with a 1000 x 1000 matmul, a
 #   DataLoader with 2 workers, 16 threads and 32 Python threads 0.76 GiB (VmPeak 3.2 GiB: under RLIMIT_AS that
 #   counted). A writable mapping counts even unused (MAP_NORESERVE or not): 64 GiB of it fails.
-ADDRESS_SPACE_BYTES = None  # RLIMIT_AS: none by default (see above); an instructor may set one for CPU-only grading
+ADDRESS_SPACE_BYTES = None  # RLIMIT_AS: none by default (see above); Limits(address_space_bytes=...) sets one
 CPU_SECONDS = 3600          # RLIMIT_CPU, all threads of one process: a backstop for a spinning worker, 20x the
 #   165 CPU-seconds of those 429 check tests; wall-clock limits are the grader's (submission_timeout_s, 900 s).
 PROCESSES = 512             # RLIMIT_NPROC: processes + threads of uid 65534 in this sandbox's user namespace
