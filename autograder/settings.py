@@ -89,7 +89,15 @@ class GradingSettings:
                                          # worker is killed and the items not finished score 0 (trusted_runner)
     cell_timeout_s: int = 300            # one code cell of the student's, run in the worker; past it the worker
                                          # is stopped and a fresh one runs the cells after it
-    memory_limit_gb: float = 8.0         # address space of each process in the sandboxed worker (0: none)
+    # Memory each process of the sandboxed worker may write (RLIMIT_DATA: not the address space it reserves, which
+    # CUDA needs far more of than it uses), and memory.max of the sandbox's cgroup where one is delegated (0: none).
+    memory_limit_gb: float = 8.0
+    # The share of each GPU's memory the student's worker may take (torch.cuda.set_per_process_memory_fraction, set
+    # in the worker before any student code; 0: none). A bound for a careless answer: the student's code can raise it.
+    gpu_memory_fraction: float = 0.5
+    # Whether the student's worker must start CUDA: None, when the grading process sees a GPU. A worker that cannot
+    # is the machine's failure: grading stops, naming it, before anything is scored (trusted_runner.MachineError).
+    expect_cuda: bool | None = None
     max_notebook_mb: float = 20.0        # a submitted notebook larger than this is refused before it is read
     # What one answer of the student's worker may be (autograder/trusted/wire.py, docs/sandbox.md): past either
     # limit the worker is killed before the rest is read and the item fails with the size. The header (tagged JSON:

@@ -1,13 +1,20 @@
 """Where grading jobs run: this process, one after another (:class:`InlineExecutor`, ``--workers 0``), or Dask
 distributed (:class:`DaskExecutor`: a local cluster of ``--workers N`` processes, or the cluster at ``--scheduler``).
-Each executor takes jobs (``engine.jobs.Job``) and gives back ``(tag, plain data, error)`` as they finish."""
+Each executor takes jobs (``engine.jobs.Job``) and gives back ``(tag, plain data, error)`` as they finish.
+
+A local cluster shares the machine out (:func:`local_workers`): each worker gets its share of the cores as its
+thread count (passed on to its sandboxed workers), one GPU to use (``CUDA_VISIBLE_DEVICES``, round robin), and the
+Dask resource ``GPU=1`` goes to as many workers as the machine has GPUs, one per GPU: the resource's total is the
+number of GPUs. A CUDA-timed item waits for its GPU (``engine.gpu_lease``), so one is timed per GPU at a time."""
 
 import collections
+import copy
 import logging
 import os
 import time
 
 from ..engine import jobs
+from ..engine.trusted_runner import MachineError
 from ..errors import ClusterUnavailable
 
 
@@ -32,6 +39,8 @@ class InlineExecutor:
         tag, job = self.queue.popleft()
         try:
             return tag, jobs.grade_job(job), None
+        except MachineError:      # the machine's, not the submission's: the batch stops, nothing recorded
+            raise
         except Exception as error:  # noqa: BLE001 - recorded as the submission's error, grading goes on
             return tag, None, f"{type(error).__name__}: {error}"
 
@@ -50,7 +59,7 @@ SCHEDULER_CONFIG = {"distributed.scheduler.allowed-failures": 1}
 class DaskExecutor:
     """Jobs on Dask distributed: a local cluster of ``workers`` processes, or the cluster at ``scheduler``."""
 
-    def __init__(self, workers=None, scheduler=None, task=None):
+    def __init__(self, workers=None, scheduler=None, task=None, gpus=None):
         import dask
         from distributed import Client, LocalCluster, as_completed
 
@@ -72,11 +81,18 @@ class DaskExecutor:
             self.name = f"the Dask cluster at {scheduler}"
         else:
             workers = workers or os.cpu_count() or 1
-            gpu = {"resources": {"GPU": 1}} if jobs.cuda_here() else {}
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR, **gpu)
+            gpus = jobs.gpu_count() if gpus is None else gpus
+            self.cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
+                                        silence_logs=logging.ERROR)
+            for index, options in enumerate(local_workers(workers, gpus)):
+                spec = copy.deepcopy(self.cluster.new_spec)
+                spec["options"].update(options, memory_limit=_memory_share(workers))
+                self.cluster.worker_spec[f"grader-{index}"] = spec
+            self.cluster.scale(workers)
             self.client = Client(self.cluster)
-            self.name = f"{workers} local Dask worker{'s' * (workers != 1)}"
+            self.client.wait_for_workers(workers, timeout=120)
+            self.name = f"{workers} local Dask worker{'s' * (workers != 1)}" + (
+                f" ({gpus} holding the GPU resource, one per GPU)" if gpus else "")
         info = self.client.scheduler_info(n_workers=-1)["workers"]
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.values()))   # jobs at once
         self.gpu = any((w.get("resources") or {}).get("GPU", 0) >= 1 for w in info.values())
@@ -109,6 +125,8 @@ class DaskExecutor:
         tag = self.tags.pop(future.key)
         try:
             return tag, future.result(), None
+        except MachineError:      # the machine's, not the submission's: the batch stops, nothing recorded
+            raise
         except KilledWorker as killed:
             return tag, None, (f"the grading worker died twice while grading it (it was retried once on another "
                                f"worker; Dask: {killed})")
@@ -123,6 +141,36 @@ class DaskExecutor:
             self.cluster.close()
         os.environ.clear()
         os.environ.update(self.environ)
+
+
+def local_workers(workers, gpus, cores=None, visible=None):
+    """The options of each worker of a local cluster: ``{"resources", "env"}``. ``OMP_NUM_THREADS`` and
+    ``MKL_NUM_THREADS`` are the worker's share of ``cores`` (at least 1): 16 workers each running 16 torch threads on
+    16 cores wait for each other's. With ``gpus``, worker ``i`` sees GPU ``i % gpus`` (of ``visible``, the grader's
+    ``CUDA_VISIBLE_DEVICES``), and the first ``gpus`` workers declare the resource ``GPU=1``, one for each GPU."""
+    cores = cores or os.cpu_count() or 1
+    threads = str(max(1, cores // max(1, workers)))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES") if visible is None else visible
+    devices = [d.strip() for d in visible.split(",") if d.strip()] if visible else [str(i) for i in range(gpus)]
+    out = []
+    for index in range(workers):
+        env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "KINETO_LOG_LEVEL": "6"}
+        resources = {}
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = devices[index % gpus]
+            if index < gpus:
+                resources = {"GPU": 1}
+        out.append({"resources": resources, "env": env})
+    return out
+
+
+def _memory_share(workers):
+    """The machine's memory over the workers: the memory past which a worker's nanny restarts it."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return "auto"
+    return int(total // max(1, workers))
 
 
 def dask_grade_job(job):

@@ -352,6 +352,13 @@ def cuda_here():
     return torch.cuda.is_available()
 
 
+def gpu_count():
+    """The GPUs this process sees (0 without CUDA)."""
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 def peak_rss_mb():
     """The largest resident memory of this process and of any one process it started (the sandboxed workers),
     in MB."""

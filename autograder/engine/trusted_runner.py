@@ -12,6 +12,8 @@ spent, and the items not finished score 0 with a message that names the setting 
 """
 
 import atexit
+import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +27,7 @@ from ..settings import settings
 from ..submitted_source import Submission
 from ..trusted import remote, sandbox
 from ..trusted.budget import SETTING as BUDGET_SETTING, Budget
+from .gpu_lease import gpu_lease, gpu_name
 from .results import FAILED, GRADER_ERROR, ItemResult, explain, grade_item
 
 
@@ -54,6 +57,59 @@ def plain_launcher(argv, scratch):
 WORKER = [sys.executable, "-m", "autograder.trusted.worker"]
 
 
+class MachineError(sandbox.SandboxUnavailable):
+    """The grading machine cannot grade (CUDA does not start in the sandboxed worker, or the worker does not start):
+    not the student's failure. Grading stops before anything of the submission is scored; the message names the
+    machine's problem and the fix (``cli`` prints it as "Cannot grade: ...")."""
+
+
+def expects_cuda():
+    """Whether the student's worker must start CUDA: ``settings.grading.expect_cuda``, by default whether this
+    process sees a GPU (the checks then send CUDA cases). A test sets it on a machine without one: the worker's real
+    ``torch.cuda.init()`` fails there, as a broken GPU machine's would."""
+    chosen = settings.grading.expect_cuda
+    if chosen is None:
+        import torch
+
+        return torch.cuda.is_available()
+    return bool(chosen)
+
+
+def worker_argv():
+    """The worker's command: with ``--cuda`` where it must start CUDA before any student code (``worker.probe_device``)
+    and the share of GPU memory it may take."""
+    if not expects_cuda():
+        return list(WORKER)
+    return [*WORKER, "--cuda", f"--gpu-memory-fraction={settings.grading.gpu_memory_fraction:g}"]
+
+
+def check_device(session, what="the worker that runs the student's code"):
+    """The worker's own report of its device, read before any student code runs in it (a student's code cannot make
+    the machine look broken, nor hide a machine that is); :class:`MachineError` where it must have CUDA and has not,
+    or where it ends before it answers."""
+    cuda_wanted = "--cuda" in getattr(session, "argv", ())
+    try:
+        answer = session.request("device", timeout=settings.grading.cell_timeout_s + 60)
+    except WorkerLost as lost:
+        if session.budget is not None and session.budget.spent():
+            raise
+        raise MachineError(f"the grading machine cannot grade: {what} ended before any student code ran ({lost}). "
+                           "Nothing was scored. Check the sandbox on this machine (python -m autograder grade "
+                           "prints what bwrap lacks), and that torch imports within its memory limit "
+                           "(settings.grading.memory_limit_gb); then grade again.") from None
+    device = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
+    if cuda_wanted and not device.get("cuda"):
+        why = ("settings.grading.expect_cuda is set" if settings.grading.expect_cuda
+               else "the grading process sees a GPU")
+        raise MachineError(f"the grading machine cannot grade: {why}, but CUDA does not start in {what} "
+                           f"({device.get('error') or 'no answer from its probe'}). Nothing was scored: not the "
+                           "students' failure. Fix the machine (the NVIDIA driver and /dev/nvidia* inside the sandbox, "
+                           "the sandbox's limits: settings.grading.memory_limit_gb, "
+                           "settings.grading.gpu_memory_fraction) and grade again; or grade without the GPU "
+                           "(CUDA_VISIBLE_DEVICES= in the grader's environment: the GPU-only items stay pending).")
+    return device
+
+
 def sandbox_launcher(argv, scratch):
     """The worker in the sandbox (``autograder.trusted.sandbox``): no network, its own PID namespace, no view of
     the course, limits, nothing of the grader's environment (``sandbox.default_env``: the worker judges nothing,
@@ -67,6 +123,23 @@ def unsandboxed_launcher(argv, scratch):
     proc = sandbox.start(argv, scratch=scratch, limits=sandbox.default_limits(), sandboxed=False)
     return proc, sandbox.stop
 
+
+def quiet_profiler():
+    """Keep torch.profiler's own lines off the instructor's terminal: the memory checks' oracle profiles in this
+    process, and PyTorch's profiler library writes "USDT: ... profiler_start/profiler_stop" for every profile, and
+    "ERROR: External init callback must run in same thread as registerClient" where the first profile runs in another
+    thread than the one that imported torch (a Dask worker's), straight to file descriptor 2. Its log level is read
+    when it first starts, so this sets it (unless the environment does) and starts it here, in the thread that
+    imports the grader (and torch with it)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")     # above its highest level: nothing
+    with profile(activities=[ProfilerActivity.CPU]):
+        torch.zeros(1).add_(1)
+
+
+quiet_profiler()
 
 TRUSTED_PROBLEM = "Trusted grading problem:"   # how TrustedExecute logs a problem with a submission, for the report
 
@@ -106,23 +179,37 @@ def clean_worker(launcher):
     """A worker in which no student code ever runs: it times the baselines of the speed checks. One per grading
     process, shared by every notebook (no student reaches it), started on first use and ended at exit."""
     session = _CLEAN.get(launcher)
-    if session is None or session.lost:
+    argv = worker_argv()
+    if session is None or session.lost or session.argv != argv:
+        if session is not None:
+            session.close()
         scratch = tempfile.mkdtemp(prefix="epl-clean-")
         # a launcher may start it as a user of its own (the fallback sandbox, where no pid namespace keeps a student's
         # worker from signalling it)
-        proc, stop = getattr(launcher, "clean", launcher)(WORKER, scratch)
-        session = _CLEAN[launcher] = remote.Session(proc, stop=stop)
+        proc, stop = getattr(launcher, "clean", launcher)(argv, scratch)
+        session = remote.Session(proc, stop=stop)
+        session.argv = argv
         atexit.register(session.close)
         atexit.register(shutil.rmtree, scratch, True)
+        check_device(session, "the clean worker that times the baselines")
+        _CLEAN[launcher] = session
     return session
 
 
 _AHEAD = {}   # launcher -> (proc, stop, scratch): a worker started ahead, importing torch while the grader works
 
 
+def _started_as():
+    """What a worker started ahead must have been started with to serve now: its command and the sandbox's limits
+    (a worker started under other settings is ended, and a new one started)."""
+    return worker_argv(), sandbox.default_limits()
+
+
 def _launch(launcher):
     scratch = tempfile.mkdtemp(prefix="epl-worker-")
-    proc, stop = launcher(WORKER, scratch)
+    argv = worker_argv()
+    proc, stop = launcher(argv, scratch)
+    proc.argv, proc.started_as = argv, _started_as()
     return proc, stop, scratch
 
 
@@ -131,20 +218,25 @@ def _end(proc, stop, scratch):
     shutil.rmtree(scratch, ignore_errors=True)
 
 
-def started_ahead(launcher, next_too=True):
+def started_ahead(launcher):
     """A fresh worker with its own scratch directory, ``(proc, stop, scratch)``: the one started ahead when there is
-    one, and (``next_too``) the next is started ahead at once, so that it imports torch while this one is graded.
-    Each worker serves one notebook only; the one left over ends with this process. A process that grades one
-    notebook and exits (``run_autograder``) passes ``next_too=False``: a worker started for a notebook that never
-    comes imports torch for nothing (1.5 to 2 s of CPU per run)."""
+    one. Each worker serves one notebook only; the one left over ends with this process."""
     spare = _AHEAD.pop(launcher, None)
-    if spare is None or spare[0].poll() is not None:
+    if spare is None or spare[0].poll() is not None or getattr(spare[0], "started_as", None) != _started_as():
         if spare is not None:
             _end(*spare)
         spare = _launch(launcher)
-    if next_too:
-        _AHEAD[launcher] = _launch(launcher)
     return spare
+
+
+def start_next_ahead(launcher):
+    """Start the next notebook's worker now, so that it imports torch (and starts CUDA) while this one is graded.
+    Called once this notebook's worker has answered, not beside it: a grading process that starts two at once at
+    the start of a batch, 16 of them on 16 cores, starts 32 at once. A process that grades one notebook and exits
+    (``run_autograder``, the last jobs of a local cluster) starts none: a worker for a notebook that never comes
+    imports torch for nothing (1.5 to 2 s of CPU per run)."""
+    if launcher not in _AHEAD:
+        _AHEAD[launcher] = _launch(launcher)
 
 
 @atexit.register
@@ -157,7 +249,7 @@ class NotebookWorker:
     """The worker for one notebook: started on demand, the cells run once per start.
 
     With a ``scratch`` directory every worker runs there; without one, each worker is taken from those started
-    ahead (:func:`started_ahead`; ``start_next``: and the next started ahead) with a scratch directory of its own,
+    ahead (:func:`started_ahead`; ``start_next``: and the next started ahead once it answers) with a scratch directory of its own,
     removed when it ends."""
 
     def __init__(self, cells, launcher, scratch=None, budget=None, start_next=True):
@@ -172,6 +264,8 @@ class NotebookWorker:
         self.first_run = []
         self._scratches = []
         self.memory_bound = ""    # what bounded the memory of the worker's processes (sandbox.start says)
+        self.device = {}          # the worker's device, as it reported before any student code ran (check_device)
+        self.machine_error = None # a MachineError met starting a worker
 
     def live(self):
         if self.session is None or self.session.lost:
@@ -220,19 +314,33 @@ class NotebookWorker:
 
     def _new_session(self):
         if self.scratch is not None:
-            proc, stop = self.launcher(WORKER, self.scratch)
+            argv = worker_argv()
+            proc, stop = self.launcher(argv, self.scratch)
         else:
-            proc, stop, scratch = started_ahead(self.launcher, next_too=self.start_next)
+            proc, stop, scratch = started_ahead(self.launcher)
+            argv = proc.argv
             self._scratches.append(scratch)
         self.memory_bound = getattr(proc, "memory_bound", "none: the worker ran without the sandbox's limits")
         session = remote.Session(proc, stop=stop, spawn=self._clean_twin, fresh=self.fresh_process)
-        session.budget = self.budget
+        session.budget, session.argv = self.budget, argv
+        try:
+            self.device = check_device(session)
+        except MachineError as error:
+            session.close()
+            self.machine_error = error     # grade_cells stops with it even where a check caught it
+            raise
+        if self.scratch is None and self.start_next:
+            start_next_ahead(self.launcher)
         return session
 
     def _clean_twin(self):
         """The clean worker that times baselines, its requests bounded by this notebook's budget too (once spent, it
         is killed and the next notebook starts another)."""
-        twin = clean_worker(self.launcher)
+        try:
+            twin = clean_worker(self.launcher)
+        except MachineError as error:
+            self.machine_error = error
+            raise
         twin.budget = self.budget
         return twin
 
@@ -281,6 +389,25 @@ class RemoteNamespace(dict):
         return found
 
 
+@contextlib.contextmanager
+def timing_turn(item, budget):
+    """An item timed on CUDA (``clock`` among its evidence, a GPU here) waits for its GPU to be free of other
+    notebooks' timings (``gpu_lease``); the wait is given back to the notebook's budget. Any other item runs at once."""
+    if "clock" not in item.evidence or not expects_cuda():
+        yield
+        return
+    with gpu_lease(gpu_name()) as waited:
+        budget.ends += waited
+        yield
+
+
+def memory_note():
+    """What a student's MemoryError means in the sandbox: their code's own memory use, and the limit."""
+    limit = settings.grading.memory_limit_gb
+    return (f"Your code used more memory than the grader gives each process ({limit:g} GiB written, "
+            "settings.grading.memory_limit_gb): look for a tensor far larger than the exercise needs.")
+
+
 def out_of_time(item, budget=None):
     limit = settings.grading.submission_timeout_s if budget is None else budget.seconds
     running = f" ({budget.running} was running when it ran out)" if budget is not None and budget.running else ""
@@ -309,6 +436,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
     with tempfile.TemporaryDirectory(prefix="epl-worker-") as scratch:
         worker = NotebookWorker(cells, launcher, None if ahead else scratch, budget=budget, start_next=not last)
         try:
+            worker.live()      # started, its device checked (MachineError: nothing scored) and the cells run
             namespace = RemoteNamespace(worker)
             source = Submission.from_cells(cells)    # what the grader reads: the student cannot change it
             for item in items_of(topic):
@@ -318,9 +446,14 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
                     result = out_of_time(item, budget)
                 else:
                     budget.running = item.name
-                    result = grade_item(item, namespace, seed=seed, source=source)
+                    with timing_turn(item, budget):
+                        result = grade_item(item, namespace, seed=seed, source=source)
+                    if worker.machine_error is not None:    # a worker started again for this item could not start
+                        raise worker.machine_error
                     if result.status == FAILED and budget.spent():
                         result = stopped_by_budget(item, result, budget)
+                    elif result.status == FAILED and result.kind == "raised: MemoryError":
+                        result.message += " " + memory_note()
                     elif result.status == GRADER_ERROR and "MemoryError" in result.detail:
                         grade.problems.append(f"{item.name}: the grader ran out of its memory limit "
                                               "(settings.grading.grader_memory_gb) while grading it")

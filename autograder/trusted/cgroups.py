@@ -1,8 +1,8 @@
 """The total memory of a sandbox's processes: a cgroup v2 of its own where the machine delegates one, else rlimits.
 
-RLIMIT_AS bounds each process of a sandbox (8 GiB by default), RLIMIT_NPROC their number (512 processes and
-threads): the total is bounded only by their product, far above any machine, and memory a process maps from a
-file or shares (``/dev/shm``, the sandbox's own 512 MiB tmpfs, is counted apart) escapes RLIMIT_AS. A cgroup v2 with
+RLIMIT_DATA bounds the memory each process of a sandbox writes (8 GiB by default), RLIMIT_NPROC their number (512
+processes and threads): the total is bounded only by their product, far above any machine, and memory a process maps
+from a file or shares (``/dev/shm``, the sandbox's own 512 MiB tmpfs, is counted apart) escapes RLIMIT_DATA. A cgroup v2 with
 ``memory.max`` bounds every page of every process in it together, whatever they are. The grader may make one only
 where the machine gives it a cgroup of its own with the memory controller delegated: ``delegation(root,
 self_cgroup)`` decides that from the files alone (a pure function: the tests give it a fake tree), and
@@ -72,7 +72,7 @@ def memory_bound(limit_bytes, root=ROOT, self_cgroup=SELF, uid=None):
     parent, why = delegation(root, self_cgroup, uid)
     if parent is not None and limit_bytes:
         return parent, f"cgroup v2: memory.max {limit_bytes / 2**30:g} GiB for all of the sandbox's processes ({why})"
-    return None, ("rlimits: RLIMIT_AS per process x RLIMIT_NPROC, no bound on the total "
+    return None, ("rlimits: RLIMIT_DATA per process x RLIMIT_NPROC, no bound on the total "
                   f"({why if parent is None else 'no memory limit set'})")
 
 

@@ -46,13 +46,16 @@ SANDBOX_UID = SANDBOX_GID = 65534   # "nobody" on Debian and most distributions
 MiB, GiB = 1 << 20, 1 << 30
 
 # Defaults of Limits: each applies to the worker and to every process it starts (prlimit, soft = hard).
-# Measured 2026-11-22 on a 2-core x86_64, Debian 12, torch 2.13.0 CPU, Python 3.11 (VmPeak, /proc/self/status).
-MEMORY_BYTES = 8 * GiB      # RLIMIT_AS, as settings.grading.memory_limit_gb gives nbgrader's kernel. torch
-#   reserves address space it never touches: `import torch` peaks at 0.61 GiB, a 1000 x 1000 matmul at 0.75 GiB,
-#   a DataLoader with 2 workers at 0.83 GiB, all 429 tests of tests/checks in one process at 1.51 GiB; with
-#   torch.set_num_threads(16) a matmul peaks at 1.86 GiB, with 64 at 2.59 GiB (each thread an 8 MiB stack, and
-#   up to 8 x cores malloc arenas of 64 MiB). A 16 GiB allocation fails at once (MemoryError).
-#   CUDA under this limit: not measured (no GPU lent); check it before grading on a GPU, or pass None.
+# Measured 2026-11-22 and 2026-11-28 on a 2-core x86_64, Debian 12, kernel 6.18, torch 2.13.0 CPU, Python 3.11.
+MEMORY_BYTES = 8 * GiB      # RLIMIT_DATA, as settings.grading.memory_limit_gb: the memory each process writes (its
+#   private writable mappings and heap), not the address space it reserves. CUDA reserves far more address space than
+#   it touches, and could not start under an 8 GiB RLIMIT_AS (measured on an NVIDIA H200); a reservation made
+#   PROT_NONE (what CUDA's and glibc's arenas are until used) does not count here: under 8 GiB of RLIMIT_DATA a
+#   64 GiB PROT_NONE reservation starts, a 9 GiB allocation fails at once (MemoryError), and memory touched a page
+#   at a time stops at the limit (64 MiB chunks under 1 GiB: 960 MiB). `import torch` writes 0.21 GiB (VmData), torch with a 1000 x 1000 matmul, a
+#   DataLoader with 2 workers, 16 threads and 32 Python threads 0.76 GiB (VmPeak 3.2 GiB: under RLIMIT_AS that
+#   counted). A writable mapping counts even unused (MAP_NORESERVE or not): 64 GiB of it fails.
+ADDRESS_SPACE_BYTES = None  # RLIMIT_AS: none by default (see above); Limits(address_space_bytes=...) sets one
 CPU_SECONDS = 3600          # RLIMIT_CPU, all threads of one process: a backstop for a spinning worker, 20x the
 #   165 CPU-seconds of those 429 check tests; wall-clock limits are the grader's (submission_timeout_s, 900 s).
 PROCESSES = 512             # RLIMIT_NPROC: processes + threads of uid 65534 in this sandbox's user namespace
@@ -63,7 +66,7 @@ FILE_BYTES = 1 * GiB        # RLIMIT_FSIZE: the largest file the course writes i
 #   model (3 x Linear(4096, 4096), float32) with SGD momentum would be 0.4 GB.
 OPEN_FILES = 4096           # RLIMIT_NOFILE: 6 open after `import torch`, 7 with 2 DataLoader workers; a shared
 #   tensor in flight between workers holds one (torch's file_descriptor strategy).
-SHM_BYTES = 512 * MiB       # the sandbox's own /dev/shm (a tmpfs, not counted by RLIMIT_AS): DataLoader workers
+SHM_BYTES = 512 * MiB       # the sandbox's own /dev/shm (a tmpfs, not counted by RLIMIT_DATA): DataLoader workers
 #   pass batches and multiprocessing its semaphores there. 4 batches of 64 x 3 x 224 x 224 float32: 154 MiB.
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -83,29 +86,36 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     """Resource limits of the sandboxed process and of each process it starts (``None``: no limit)."""
 
-    memory_bytes: int | None = MEMORY_BYTES   # RLIMIT_AS: address space of each process
+    memory_bytes: int | None = MEMORY_BYTES   # RLIMIT_DATA: memory each process writes (not what it reserves)
     cpu_seconds: int | None = CPU_SECONDS     # RLIMIT_CPU: CPU time of each process (then SIGKILL)
     processes: int | None = PROCESSES         # RLIMIT_NPROC: processes + threads (per sandbox; see above)
     file_bytes: int | None = FILE_BYTES       # RLIMIT_FSIZE: largest file written (then SIGXFSZ / EFBIG)
     open_files: int | None = OPEN_FILES       # RLIMIT_NOFILE: open file descriptors of each process
     total_memory_bytes: int | None = None     # memory.max of the sandbox's own cgroup (all its processes together),
                                               # where the machine delegates one (cgroups.delegation); else unbounded
+    address_space_bytes: int | None = ADDRESS_SPACE_BYTES   # RLIMIT_AS; None: the grader's own hard limit (a soft
+                                              # limit the grading process set on itself is not passed on)
 
     def prlimit_options(self):
         """prlimit's options; a limit above this process's own hard limit (which the sandbox inherits and
         could not raise) is lowered to it."""
-        values = {"AS": self.memory_bytes, "CPU": self.cpu_seconds, "NPROC": self.processes,
-                  "FSIZE": self.file_bytes, "NOFILE": self.open_files, "CORE": 0}
+        values = {"DATA": self.memory_bytes, "AS": self.address_space_bytes, "CPU": self.cpu_seconds,
+                  "NPROC": self.processes, "FSIZE": self.file_bytes, "NOFILE": self.open_files, "CORE": 0}
         options = []
         for name, value in values.items():
+            hard = resource.getrlimit(getattr(resource, f"RLIMIT_{name}"))[1]
+            if value is None and name == "AS":      # jobs.grader_memory_bound's soft RLIMIT_AS stays with the grader
+                value = "unlimited" if hard == resource.RLIM_INFINITY else hard
+            elif value is not None:
+                value = int(value if hard == resource.RLIM_INFINITY else min(value, hard))
             if value is not None:
-                hard = resource.getrlimit(getattr(resource, f"RLIMIT_{name}"))[1]
-                options.append(f"--{name.lower()}={int(value if hard == resource.RLIM_INFINITY else min(value, hard))}")
+                options.append(f"--{name.lower()}={value}")
         return options
 
 
 def default_limits():
-    """``Limits()``, with the address space the instructor set in ``settings.grading.memory_limit_gb``."""
+    """``Limits()``, with the memory the instructor set in ``settings.grading.memory_limit_gb`` (RLIMIT_DATA of each
+    process, and memory.max of the sandbox's cgroup where one is delegated)."""
     from ..settings import settings
 
     gigabytes = settings.grading.memory_limit_gb
@@ -118,11 +128,15 @@ THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 def default_env(scratch):
     """The whole environment inside unless the caller passes its own: nothing of the grader's but its thread
-    counts (a Dask worker sets 1, so that two graders on two cores do not each run two busy threads).
+    counts (a grading worker's share of the cores, ``executors.local_workers``) and the GPUs it may use
+    (``CUDA_VISIBLE_DEVICES``: a local cluster gives each worker one).
     ``import autograder`` finds the student kit (``kit_tree``), not the grader's own copy."""
     env = {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": kit_tree()}
     env.update({name: os.environ[name] for name in THREADS if os.environ.get(name, "").isdigit()})
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and re.fullmatch(r"[A-Za-z0-9,:-]*", visible):
+        env["CUDA_VISIBLE_DEVICES"] = visible
     return env
 
 
@@ -269,7 +283,7 @@ def start_fallback(argv, *, scratch, uid, gid, limits=Limits(), env=None, before
                             start_new_session=True, close_fds=True)
     proc.cgroup = None
     proc.memory_bound = ("rlimits only (the fallback sandbox: no cgroup, no user namespace): "
-                         f"RLIMIT_AS {limits.memory_bytes} bytes per process, RLIMIT_NPROC {limits.processes}")
+                         f"RLIMIT_DATA {limits.memory_bytes} bytes per process, RLIMIT_NPROC {limits.processes}")
     return proc
 
 

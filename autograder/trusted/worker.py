@@ -37,7 +37,31 @@ def _move_pipes():
     return reader, writer
 
 
+def probe_device(argv):
+    """Start CUDA before any student code runs, when the grader expects it (``--cuda``), and say how it went: the
+    grader reads this first (``op_device``), so a student's code cannot make the machine look broken, nor hide a
+    machine that is. ``--gpu-memory-fraction=F`` bounds the share of each GPU's memory PyTorch gives this process."""
+    if "--cuda" not in argv:
+        return {"cuda": False, "expected": False}
+    fraction = next((float(a.split("=", 1)[1]) for a in argv if a.startswith("--gpu-memory-fraction=")), 0.0)
+    try:
+        import torch
+
+        torch.cuda.init()
+        count = torch.cuda.device_count()
+        for index in range(count):
+            if fraction:
+                torch.cuda.set_per_process_memory_fraction(fraction, index)
+        torch.zeros(1, device="cuda").add_(1).item()     # a context, an allocation, a kernel, a copy back
+        return {"cuda": True, "expected": True, "devices": count, "name": torch.cuda.get_device_name(0),
+                "memory_fraction": fraction}
+    except BaseException as error:  # noqa: BLE001 - whatever stops CUDA is the machine's, reported to the grader
+        return {"cuda": False, "expected": True, "error": f"{type(error).__name__}: {error}"[:2000]}
+
+
 class Worker:
+    device = {"cuda": False, "expected": False}    # probe_device's answer, set by main() before any student code
+
     def __init__(self, reader, writer):
         import torch
 
@@ -127,6 +151,9 @@ class Worker:
             except Exception as error:  # noqa: BLE001
                 frame = self.encode({"raised": _described(error)})
             self.writer.write(frame)
+
+    def op_device(self):
+        return self.device
 
     def op_cell(self, source):
         """Run one code cell as a kernel would; return what it printed and the error, if any."""
@@ -348,6 +375,7 @@ def _student_line(error):
 
 def main():
     reader, writer = _move_pipes()
+    Worker.device = probe_device(sys.argv[1:])
     sys.argv = ["worker"]
     Worker(reader, writer).serve()
 

@@ -24,6 +24,7 @@ import pytest
 
 from autograder.engine import notebooks
 from autograder.engine.records import KEPT as RESULTS
+from autograder.course import executors
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
 from autograder.course.demo import STUDENTS, write_submissions
 from autograder.course.grade import grade_all
@@ -200,3 +201,52 @@ def test_gpu_items_go_to_the_gpu_worker_and_stay_pending_without_cuda(postgres):
     assert postgres["pending"].returncode == 0, out + postgres["pending"].stderr
     assert "Grading 4 submissions with the Dask cluster at" in out and ", with a GPU" in out
     assert sorted(line.split(":")[0].split("] ")[1] for line in out.splitlines() if line.startswith("[")) == waiting
+
+
+def test_a_local_cluster_gives_the_gpu_resource_once_per_gpu_and_each_worker_its_share_of_the_cores():
+    sixteen = executors.local_workers(16, 1, cores=16, visible="")
+    assert sum(w["resources"].get("GPU", 0) for w in sixteen) == 1          # one CUDA-timed job at a time on it
+    assert {w["env"]["OMP_NUM_THREADS"] for w in sixteen} == {"1"}
+    assert {w["env"]["CUDA_VISIBLE_DEVICES"] for w in sixteen} == {"0"}
+    two = executors.local_workers(4, 2, cores=16, visible="2,3")
+    assert [w["resources"] for w in two] == [{"GPU": 1}, {"GPU": 1}, {}, {}]
+    assert [w["env"]["CUDA_VISIBLE_DEVICES"] for w in two] == ["2", "3", "2", "3"]
+    assert {w["env"]["OMP_NUM_THREADS"] for w in two} == {"4"}
+    assert executors.local_workers(2, 0, cores=2) == [{"resources": {}, "env": {
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}}] * 2
+
+
+def test_a_local_cluster_on_a_machine_with_one_gpu_declares_it_on_one_worker():
+    """The cluster as `grade --workers 2` makes it where torch sees one GPU (told here: no GPU is lent): one worker
+    holds GPU=1, every worker has its share of threads and sees the GPU, and a GPU job runs on the one."""
+    executor = executors.DaskExecutor(workers=2, gpus=1)
+    try:
+        info = executor.client.scheduler_info(n_workers=-1)["workers"]
+        holders = [a for a, w in info.items() if (w.get("resources") or {}).get("GPU")]
+        assert len(holders) == 1 and executor.gpu and "1 holding the GPU resource" in executor.name
+        seen = executor.client.run(lambda: (os.environ.get("OMP_NUM_THREADS"), os.environ.get("CUDA_VISIBLE_DEVICES")))
+        threads = str(max(1, (os.cpu_count() or 1) // 2))
+        assert sorted(seen.values()) == [(threads, "0"), (threads, "0")]
+        ran_on = executor.client.submit(lambda: __import__("distributed").get_worker().address, resources={"GPU": 1},
+                                        pure=False).result(timeout=60)
+        assert ran_on == holders[0]
+    finally:
+        executor.close()
+
+
+def test_a_machine_that_cannot_start_cuda_in_the_sandbox_stops_grading_and_records_nothing(prepared, tmp_path_factory):
+    """`grade` where the grader expects CUDA and the sandboxed worker cannot start it (here: a machine without one,
+    told to expect it): one line naming the machine's problem and the fix, exit 2, no result kept or recorded."""
+    course = copy_of(prepared, tmp_path_factory, "broken-machine")
+    settings_file = course / "expect-cuda.json"
+    settings_file.write_text(json.dumps({"grading": {"expect_cuda": True}}))
+    env = dict(os.environ, AUTOGRADER_SETTINGS=str(settings_file))
+    done = subprocess.run(grade_command(course, "--workers", "0"), capture_output=True, text=True, timeout=600,
+                          env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("Cannot grade:")]
+    assert len(lines) == 1 and "settings.grading.expect_cuda is set, but CUDA does not start" in lines[0]
+    assert "Nothing was scored" in lines[0] and "Traceback" not in done.stderr
+    assert not finished_results(course / RESULTS) if (course / RESULTS).exists() else True
+    report = load_report(course) if (course / "grading-report.json").exists() else {}
+    assert not any(r.get("status") == "graded" for r in report.values())

@@ -238,7 +238,7 @@ def test_cgroup_delegation_is_read_from_the_files(tmp_path):
     root, self_cgroup, _ = _cgroup_tree(tmp_path / "as-root", owner=0)
     assert cgroups.delegation(root, self_cgroup, uid=0)[0] is None          # root never takes the machine's cgroups
     parent, how = cgroups.memory_bound(8 << 30, root, self_cgroup, uid=4321)
-    assert parent is None and how.startswith("rlimits: RLIMIT_AS per process x RLIMIT_NPROC")
+    assert parent is None and how.startswith("rlimits: RLIMIT_DATA per process x RLIMIT_NPROC")
     root, self_cgroup, parent = _cgroup_tree(tmp_path / "bound")
     assert cgroups.memory_bound(8 << 30, root, self_cgroup, uid=4321) == (
         parent, f"cgroup v2: memory.max 8 GiB for all of the sandbox's processes (cgroup v2 delegated at {parent})")

@@ -190,29 +190,32 @@ def test_torch_autograder_and_dataloader_workers(ready, scratch):
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "no-sandbox"])
 def test_limits_are_applied(ready, scratch, sandboxed):
-    limits = Limits(memory_bytes=4 * GiB, cpu_seconds=77, processes=300, file_bytes=5 * MiB, open_files=555)
+    limits = Limits(memory_bytes=4 * GiB, cpu_seconds=77, processes=300, file_bytes=5 * MiB, open_files=555,
+                    address_space_bytes=40 * GiB)
     seen = run("""
         import json, resource
-        names = ["AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE"]
+        names = ["DATA", "AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE"]
         print(json.dumps([resource.getrlimit(getattr(resource, "RLIMIT_" + name)) for name in names]))
         """, scratch, limits=limits, sandboxed=sandboxed)
-    expected = [4 * GiB, 77, 300, 5 * MiB, 555, 0]
+    expected = [4 * GiB, 40 * GiB, 77, 300, 5 * MiB, 555, 0]
     assert seen == [[value, value] for value in expected]
 
 
 def test_limits_above_the_graders_own_are_lowered_to_them(ready, scratch):
-    """A grader under `memory_limit_gb` (RLIMIT_AS on itself) still starts a sandbox whose default is larger."""
+    """A grader under a hard RLIMIT_DATA of its own still starts a sandbox whose default is larger; a soft RLIMIT_AS
+    it set on itself (jobs.grader_memory_bound) is not passed on: the sandbox gets the hard limit."""
     grader = f"""
         import resource, subprocess, sys
         from autograder.trusted import sandbox
-        resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
-        code = "import resource; print(resource.getrlimit(resource.RLIMIT_AS))"
+        resource.setrlimit(resource.RLIMIT_DATA, (6 * 2**30, 6 * 2**30))
+        resource.setrlimit(resource.RLIMIT_AS, (5 * 2**30, resource.RLIM_INFINITY))
+        code = "import resource; print(resource.getrlimit(resource.RLIMIT_DATA), resource.getrlimit(resource.RLIMIT_AS))"
         done = subprocess.run(sandbox.command([sys.executable, "-c", code], scratch={scratch!r}), capture_output=True)
         sys.stdout.buffer.write(done.stdout + done.stderr)
         """
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(grader)], capture_output=True, text=True,
                           timeout=60, env={"PATH": os.environ["PATH"], "PYTHONPATH": REPO})
-    assert done.stdout.strip() == f"({6 * GiB}, {6 * GiB})", done.stderr
+    assert done.stdout.strip() == f"({6 * GiB}, {6 * GiB}) (-1, -1)", done.stderr
 
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "no-sandbox"])
@@ -335,6 +338,70 @@ def test_stop_a_worker_that_ignores_sigterm_and_stdin(ready, scratch):
     assert proc.returncode is not None
     sandbox.stop(proc, grace_s=0.3)                               # already dead: no error, no wait
     assert time.monotonic() - started < 1.5
+
+
+RESERVE = """
+    import ctypes, json
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    PROT_NONE, MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE = 0, 0x02, 0x20, 0x4000
+    address = libc.mmap(None, 64 * 2**30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+    print(json.dumps(address not in (None, 2**64 - 1)))
+    """
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "no-sandbox"])
+def test_a_reservation_of_64_gib_starts_under_the_default_limits(ready, scratch, sandboxed):
+    """What CUDA does at start (measured on an NVIDIA H200: it could not start under 8 GiB of RLIMIT_AS): reserve far
+    more address space than it touches. Under the default limits (settings.grading.memory_limit_gb of memory
+    written, RLIMIT_DATA) a 64 GiB PROT_NONE reservation succeeds; under 8 GiB of RLIMIT_AS, as before, it fails."""
+    assert run(RESERVE, scratch, limits=sandbox.default_limits(), sandboxed=sandboxed) is True
+    assert run(RESERVE, scratch, limits=Limits(address_space_bytes=8 * GiB), sandboxed=sandboxed) is False
+
+
+def test_touching_more_than_the_limit_is_stopped(ready, scratch):
+    """Memory written a page at a time stops at the limit (1 GiB here: the machine is shared); at the default, a
+    9 GiB allocation fails at once."""
+    touch = """
+        import json
+        chunks = []
+        try:
+            for _ in range(32):
+                chunks.append(bytearray(64 * 2**20))     # written: zeroed page by page
+        except MemoryError:
+            pass
+        print(json.dumps(len(chunks) * 64))
+        """
+    with override({"grading": {"memory_limit_gb": 1}}):
+        touched = run(touch, scratch, limits=sandbox.default_limits())
+    assert 512 <= touched < 1024
+    whole = """
+        import json
+        try:
+            bytearray(9 * 2**30)
+            print(json.dumps("allocated"))
+        except MemoryError:
+            print(json.dumps("MemoryError"))
+        """
+    assert run(whole, scratch, limits=sandbox.default_limits()) == "MemoryError"
+
+
+def test_torch_threads_and_loader_workers_run_under_the_default_limits(ready, scratch):
+    seen = run("""
+        import json, threading, torch
+        from torch.utils.data import DataLoader
+        torch.set_num_threads(16)
+        x = torch.randn(1000, 1000)
+        threads = [threading.Thread(target=lambda: (x @ x).sum()) for _ in range(32)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        batches = [b.tolist() for b in DataLoader(list(range(8)), batch_size=4, num_workers=2)]
+        data = [line for line in open("/proc/self/status") if line.startswith("VmData")][0].split()[1]
+        print(json.dumps({"batches": batches, "data_gib": int(data) / 2**20}))
+        """, scratch, limits=sandbox.default_limits(), timeout=120)
+    assert seen["batches"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert seen["data_gib"] < sandbox.MEMORY_BYTES / GiB
 
 
 def test_stop_lets_a_worker_end_on_eof(ready, scratch):
