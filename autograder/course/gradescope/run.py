@@ -24,6 +24,7 @@ from pathlib import Path
 from ... import settings as settings_module
 from ...engine import notebooks
 from ...engine.jobs import GraderMemoryError, grade_job_here, job_cells
+from ...engine.trusted_runner import MachineError
 from ...engine.trusted_runner import use_fallback
 from ...spec import new_run_seed
 from ...trusted import sandbox
@@ -151,7 +152,7 @@ def grade(layout, config):
     seed = new_run_seed()
     try:
         data = grade_job_here(assignment, cells, seed=seed, sandbox=True, last=True)   # one notebook per process
-    except GraderMemoryError as error:
+    except (GraderMemoryError, MachineError) as error:   # the grader's or the machine's failure, not the student's
         return zero_results(assignment, f"Grader error: {error}", grader_error=True, **options)
     late = late_from_metadata(read_json(layout.metadata, {}))
     return results_json(data, assignment, late=late, sandbox=where, seed=seed, **options)
