@@ -207,17 +207,6 @@ class Session:
             raise WorkerLost("this session cannot start a clean worker to time the baseline")
         return self._spawn()
 
-    def stage(self, template, seeds, *, flush_bytes=0, timeout):
-        """Send the seeds of the next timed request's inputs (``timed_inputs.draw_input``: one input per seed, drawn
-        in the worker before the clock starts); returns the number the timed request names them by."""
-        with torch.no_grad():
-            answer = self.request("stage", template, list(seeds), flush_bytes, timeout=timeout)
-        if "raised" in answer:
-            raise rebuilt_exception(answer["raised"])
-        if type(answer.get("ok")) is not int:
-            raise WorkerLost("the worker did not stage the timed inputs")
-        return answer["ok"]
-
     def fresh(self):
         """A worker that ran the same notebook's cells and nothing that a check asked of this one (the
         ``fresh`` factory it was made with: the engine's ``NotebookWorker.fresh_process``)."""
@@ -225,18 +214,23 @@ class Session:
             raise WorkerLost("this session cannot start a fresh worker for the notebook")
         return self._fresh()
 
-    def timed(self, target, staged, count, *, threads, timeout):
-        """``target`` (a ``Remote`` here, or a probe sent by name) on the ``count`` inputs staged under ``staged``
-        (:meth:`stage`), in the worker; returns ``(results, seconds)``, the seconds by the grader's clock around the
-        request."""
+    def timed(self, target, specs, seeds, *, threads, flush=None, timeout):
+        """``target`` (a ``Remote`` here, or a probe sent by name) on one input per seed, drawn in the worker from
+        ``specs`` (``timed_inputs``) once the request has arrived; returns ``(results, seconds)``, the seconds by the
+        grader's clock around the whole request: inputs leave the grader when its clock starts. ``flush``:
+        ``(devices, bytes)`` of L2 cache to flush first, untimed (a request without inputs)."""
         with torch.no_grad():
+            if flush and flush[1]:
+                answer = self.request("flush", list(flush[0]), int(flush[1]), timeout=timeout)
+                if "raised" in answer:
+                    raise rebuilt_exception(answer["raised"])
             started = time.perf_counter()
-            answer = self.request("times", target, staged, threads, timeout=timeout)
+            answer = self.request("times", target, specs, list(seeds), threads, timeout=timeout)
             seconds = time.perf_counter() - started
         if "raised" in answer:
             raise rebuilt_exception(answer["raised"])
         results = answer.get("ok")
-        if type(results) is not list or len(results) != count:
+        if type(results) is not list or len(results) != len(seeds):
             raise WorkerLost("the worker's timed results do not match the request")
         return results, seconds
 
