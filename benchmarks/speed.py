@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.checks import operators, vectorization  # noqa: E402
 from autograder.settings import settings  # noqa: E402
-from autograder import timed_inputs  # noqa: E402
+from autograder import timed_inputs, timing  # noqa: E402
 from autograder.timing import draw_seeds, measure_remote_speedup, measure_speedup  # noqa: E402
 from autograder.trusted import remote  # noqa: E402
 
@@ -154,8 +154,8 @@ def measure_trusted(runs, device):
                     torch.device(device).type), "reference_min": min(ref), "reference_median": statistics.median(ref),
                     "naive_max": naive[worst], "naive": worst, "runs": runs})
                 drawn, bare = request_overhead(worker.session.twin(), args)
-                print(f"  {check}: a timed request adds {drawn * 1e6:.1f} us per call with its inputs drawn in it "
-                      f"({bare * 1e6:.1f} us without), against the reference's "
+                print(f"  {check}: a timed request adds {drawn * 1e6:.1f} us per call with its inputs "
+                      f"({bare * 1e6:.1f} us without any), against the reference's "
                       f"{statistics.median(ref_s) * 1e6:.1f} us per call", flush=True)
                 print(f"  measured {check} (trusted): reference {min(ref):.1f}x .. {max(ref):.1f}x, naive "
                       f"{ {k: (round(min(v), 2), round(max(v), 2)) for k, v in naive_all.items()} }",
@@ -166,15 +166,19 @@ def measure_trusted(runs, device):
 
 
 def request_overhead(session, args, calls=64, rounds=9):
-    """Seconds per call that a timed request adds by itself, ``(with its inputs drawn, bare)``: the median over
+    """Seconds per call that a timed request adds by itself, ``(with its inputs, bare)``: the median over
     ``rounds`` requests of ``calls`` calls of a function that does nothing, in ``session`` (a clean worker)."""
     nothing = remote.by_name(timed_inputs.first_argument)
     specs = timed_inputs.spec_of(args)
-    bare = [{"value": 0}]
+    sent = torch.device(timed_inputs.spec_of(args)[0].get("device", "cpu")).type in timing.INPUTS_SENT_ON
     medians = []
-    for what in (specs, bare):
-        times = [session.timed(nothing, what, draw_seeds(calls), threads=settings.speed.cpu_threads, timeout=60)[1]
-                 for _ in range(rounds)]
+    for what in (specs, [{"value": 0}]):
+        times = []
+        for _ in range(rounds):
+            seeds = draw_seeds(calls)
+            inputs = [timed_inputs.draw_input(what, s) for s in seeds] if sent else None
+            times.append(session.timed(nothing, what, seeds, threads=settings.speed.cpu_threads, inputs=inputs,
+                                       timeout=60)[1])
         medians.append(statistics.median(times) / calls)
     return tuple(medians)
 

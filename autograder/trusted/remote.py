@@ -89,8 +89,9 @@ class Session:
 
     # ------------------------------------------------------------ transport
 
-    def request(self, op, *args, timeout):
-        """Send one request; return the worker's answer (plain data and ``Remote`` objects)."""
+    def request(self, op, *args, timeout, sent=None):
+        """Send one request; return the worker's answer (plain data and ``Remote`` objects). ``sent``: a list that
+        gets the grader's clock (``time.perf_counter``) when the request, encoded, starts to leave."""
         if self.lost:
             raise WorkerLost(self.lost, timed_out=self.timed_out)
         if self.budget is not None and self.budget.spent():
@@ -100,11 +101,13 @@ class Session:
         if handles or graphs:
             self._released = ([], [])
             self._exchange(("release", handles, graphs), timeout)
-        return self._exchange((op, *args), timeout)
+        return self._exchange((op, *args), timeout, sent)
 
-    def _exchange(self, message, timeout):
+    def _exchange(self, message, timeout, sent=None):
         with _disable_current_modes(), torch._C.DisableTorchFunction():
             frame = wire.encode(message, self._reference)
+        if sent is not None:
+            sent.append(time.perf_counter())
         deadline, by_budget = (time.monotonic() + timeout, False) if self.budget is None else \
             self.budget.deadline(timeout)
         try:
@@ -214,19 +217,20 @@ class Session:
             raise WorkerLost("this session cannot start a fresh worker for the notebook")
         return self._fresh()
 
-    def timed(self, target, specs, seeds, *, threads, flush=None, timeout):
-        """``target`` (a ``Remote`` here, or a probe sent by name) on one input per seed, drawn in the worker from
-        ``specs`` (``timed_inputs``) once the request has arrived; returns ``(results, seconds)``, the seconds by the
-        grader's clock around the whole request: inputs leave the grader when its clock starts. ``flush``:
-        ``(devices, bytes)`` of L2 cache to flush first, untimed (a request without inputs)."""
+    def timed(self, target, specs, seeds, *, threads, flush=None, inputs=None, timeout):
+        """``target`` (a ``Remote`` here, or a probe sent by name) on one input per seed, in the worker: ``inputs``
+        (the grader's draws, sent with the request) or, without them, drawn there from ``specs`` once the request
+        has arrived (``timed_inputs``). Returns ``(results, seconds)``, the seconds by the grader's clock from when
+        the request, encoded, starts to leave until its answer is read: no input reaches the worker before its clock
+        starts. ``flush``: ``(devices, bytes)`` of L2 cache to flush first, untimed (a request without inputs)."""
         with torch.no_grad():
             if flush and flush[1]:
                 answer = self.request("flush", list(flush[0]), int(flush[1]), timeout=timeout)
                 if "raised" in answer:
                     raise rebuilt_exception(answer["raised"])
-            started = time.perf_counter()
-            answer = self.request("times", target, specs, list(seeds), threads, timeout=timeout)
-            seconds = time.perf_counter() - started
+            sent = []
+            answer = self.request("times", target, specs, list(seeds), threads, inputs, timeout=timeout, sent=sent)
+            seconds = time.perf_counter() - sent[0]
         if "raised" in answer:
             raise rebuilt_exception(answer["raised"])
         results = answer.get("ok")

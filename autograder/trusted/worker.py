@@ -220,13 +220,14 @@ class Worker:
         for device in devices:
             self.flush_l2(device, flush_bytes)
 
-    def op_times(self, fn, specs, seeds, threads):
-        """``fn`` on one input per seed, each drawn here (``timed_inputs.draw_input``) when this request has arrived:
-        the grader holds the clock around the whole request, so no input exists in this process before its clock
-        starts, and checks the results it sends back. Not under the op recorder: its cost is per torch call, so it
-        slowed the baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()`` (a few calls)
-        not at all, which passed ``row_sum``'s 30x threshold under load (tests/adversarial: loop_in_python_lists).
-        Timed, each function runs as it would in the student's own session."""
+    def op_times(self, fn, specs, seeds, threads, inputs=None):
+        """``fn`` on every input of this request: ``inputs`` as sent, or one per seed drawn here from ``specs``
+        (``timed_inputs.draw_input``) now that the request has arrived. The grader's clock runs from when the request
+        leaves it until this answer is read: no input exists in this process before its clock starts. The grader
+        checks the results it sends back. Not under the op recorder: its cost is per torch call, so it slowed the
+        baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()`` (a few calls) not at all,
+        which passed ``row_sum``'s 30x threshold under load (tests/adversarial: loop_in_python_lists). Timed, each
+        function runs as it would in the student's own session."""
         torch = self.torch
         previous = torch.get_num_threads()
         if threads:
@@ -234,8 +235,8 @@ class Worker:
         results = []
         try:
             with torch.no_grad():
-                for seed in seeds:
-                    results.append(fn(*self.draw_input(specs, seed)))
+                for k, seed in enumerate(seeds):
+                    results.append(fn(*(inputs[k] if inputs is not None else self.draw_input(specs, seed))))
                 if any(s.get("device", "").startswith("cuda") for s in specs if type(s) is dict):
                     torch.cuda.synchronize()
         finally:

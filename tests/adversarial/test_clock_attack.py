@@ -1,7 +1,8 @@
 """The clock starts when the inputs leave the grader: a worker patched to answer ahead of the clock earns nothing.
 
-The attack (issue 35): once the student's cells have run, the worker is the student's process. A cell walks the
-frames (``[sys][0]._getframe``) up to the worker's object and patches its class: whatever request reaches the
+The attack (issue 35): once the student's cells have run, the worker is the student's process. A cell starts a
+thread that walks the main thread's frames (``[sys][0]._current_frames``) up to the worker's object and patches its
+class (from a thread, so that nothing ``row_sum`` reaches touches a frame): whatever request reaches the
 worker before a timed one (staging its inputs, as the grader once did, or flushing the cache) computes the right
 answers with ``torch.sum`` there, outside the clock, and the timed request returns them. With the inputs drawn
 inside the timed request (``timing.measure_remote_speedup``), no request before it holds anything to work on.
@@ -19,7 +20,7 @@ from autograder.errors import CheckFailure
 from autograder.settings import override
 from autograder.timing import expect_speedup
 from tests.adversarial.attacks import REFERENCE, Attack, everything_but, submit
-from tests.adversarial.test_attacks import course_with_assignments, grade_once_going_on_after_crashes
+from tests.adversarial.test_attacks import course_with_assignments, expected_grades, grade_once_going_on_after_crashes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
@@ -34,21 +35,17 @@ def row_sum(x):
     return total
 '''
 
-ANSWER_AHEAD_OF_THE_CLOCK = '''
+ANSWER_AHEAD_OF_THE_CLOCK = '''import sys
+import threading
+import time
 
-import sys
+import torch
 
-_frame = [sys][0]._getframe()
-while _frame is not None and type(_frame.f_locals.get("self")).__name__ != "Worker":
-    _frame = _frame.f_back
-_Worker = type(_frame.f_locals["self"]) if _frame is not None else None
 _answers = {}
 
 
-def _ahead(name):
+def _ahead(original):
     """A request that comes before the timed one: answer every input it holds now, outside the clock."""
-    original = getattr(_Worker, name)
-
     def early(self, *args):
         result = original(self, *args)
         for held in list(getattr(self, "staged", {}).values()):
@@ -67,20 +64,39 @@ def _late(original):
     return timed
 
 
-if _Worker is not None:
-    for _name in ("op_stage", "op_flush"):
-        if hasattr(_Worker, _name):
-            setattr(_Worker, _name, _ahead(_name))
-    _Worker.op_times = _late(_Worker.op_times)
+def _patch_the_worker():
+    """The worker serves requests a few frames up the main thread: find its object and patch its class once."""
+    for frame in [sys][0]._current_frames().values():
+        while frame is not None and type(frame.f_locals.get("self")).__name__ != "Worker":
+            frame = frame.f_back
+        if frame is not None:
+            worker = type(frame.f_locals["self"])
+            for name in ("op_stage", "op_flush"):
+                if hasattr(worker, name):
+                    setattr(worker, name, _ahead(getattr(worker, name)))
+            worker.op_times = _late(worker.op_times)
+            return True
+    return False
+
+
+def _watch():
+    while not _patch_the_worker():
+        time.sleep(0.01)
+
+
+threading.Thread(target=_watch, daemon=True).start()   # from a thread of its own: row_sum stays a plain loop
 '''
+
+# the same loop, after the patch
+PATCHED_LOOP = ANSWER_AHEAD_OF_THE_CLOCK + "\n\n" + SLICING_LOOP.replace("import torch\n", "")
 
 SEED = 353535
 LIMITS = {"call_timeout_s": 20, "grading": {"cell_timeout_s": 20, "submission_timeout_s": 240}}
-DESERVED = everything_but("operators", "row_sum_vectorized", "row_sum_speed")
+DESERVED = everything_but("operators", "row_sum", "row_sum_vectorized", "row_sum_speed")   # the loop fails on 0 rows
 CONTROL = Attack("clock_control", "operators", "the slicing loop, nothing else",
                  {"masked_mean": REFERENCE, "row_sum": SLICING_LOOP}, DESERVED)
 ATTACK = Attack("clock_attack", "operators", "the slicing loop, the worker patched to answer ahead of the clock",
-                {"masked_mean": REFERENCE, "row_sum": SLICING_LOOP + ANSWER_AHEAD_OF_THE_CLOCK}, DESERVED)
+                {"masked_mean": REFERENCE, "row_sum": PATCHED_LOOP}, DESERVED)
 
 
 def test_answering_ahead_of_the_clock_scores_no_more_than_the_same_loop_without_it(tmp_path):
@@ -92,6 +108,7 @@ def test_answering_ahead_of_the_clock_scores_no_more_than_the_same_loop_without_
                                                              SEED)
     assert not crashes, crashes
     control, attack = (records[f"{s.name}/operators"]["grades"] for s in (CONTROL, ATTACK))
+    assert control == expected_grades("operators", DESERVED), control
     assert attack["row_sum_speed"][0] == 0 and control["row_sum_speed"][0] == 0, (attack, control)
     more = {item.id: (attack[item.id], control[item.id]) for item in items_of("operators")
             if attack[item.id][0] > control[item.id][0]}
@@ -101,7 +118,7 @@ def test_answering_ahead_of_the_clock_scores_no_more_than_the_same_loop_without_
 def test_the_patched_worker_times_as_slow_as_its_loop(tmp_path):
     from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 
-    worker = NotebookWorker([("answer", SLICING_LOOP + ANSWER_AHEAD_OF_THE_CLOCK)], plain_launcher, str(tmp_path))
+    worker = NotebookWorker([("answer", PATCHED_LOOP)], plain_launcher, str(tmp_path))
     try:
         names = RemoteNamespace(worker)
         with override({"speed": {"repeats": 5, "warmup": 1, "retries": 1}}), pytest.raises(CheckFailure) as excinfo:
