@@ -194,13 +194,8 @@ def draw_seeds(count):
 
 
 REMOTE_SAMPLE_CALLS = (8, 256)   # calls per timed request to a worker: at least (but 1 for a slow call), at most
-DRAWN_BYTES = 64 << 20           # the inputs one timed request draws together at most (fewer calls for big inputs)
+DRAWN_BYTES = 64 << 20           # the inputs of one timed request together at most (fewer calls for big inputs)
 CHECKED_PER_ROUND = 3            # results of each timed request of the student's that the baseline computes again
-# Devices whose timed inputs the grader draws and sends with the timed request: on the CPU, sending them costs a
-# few times less inside the clock than drawing them there (torch's CPU generator is slow); on CUDA the seeds go and
-# the worker draws on the device (no copy to the device inside the clock). benchmarks/speed.py --trusted states what
-# either adds per call.
-INPUTS_SENT_ON = ("cpu",)
 
 
 def measure_remote_speedup(check, candidate, baseline, args, *, device, what, reference=None):
@@ -209,10 +204,10 @@ def measure_remote_speedup(check, candidate, baseline, args, *, device, what, re
     Returns ``(ratio, cand_s, base_s)``, and the reference's ratio fourth when ``reference`` (a function in the
     clean worker: :func:`reference_in`) is timed in the same rounds against the same baseline.
 
-    The clock starts when the inputs leave the grader: every timed request carries its inputs, drawn here from
-    seeds drawn from the run's hidden seed (:func:`draw_seeds`), or on CUDA (:data:`INPUTS_SENT_ON`) the seeds
-    and a description of what an input looks like (``timed_inputs.spec_of(args)``), for the worker to draw them on
-    the device once the request has arrived, inside the grader's clock: nothing the student's process does
+    The clock starts when the inputs leave the grader: every timed request carries a description of what an
+    input looks like (``timed_inputs.spec_of(args)``), the seed of this measurement's pools and one seed per call
+    (drawn from the run's hidden seed, :func:`draw_seeds`), and the worker makes each input (a fresh choice of rows
+    of the pools) once the request has arrived, inside the grader's clock: nothing the student's process does
     before a request can work on its inputs. The baseline and the
     reference draw theirs the same way. In every round, the baseline's request takes up to
     :data:`CHECKED_PER_ROUND` of the student's seeds (at positions the grader draws) among its own, and their
@@ -229,9 +224,10 @@ def measure_remote_speedup(check, candidate, baseline, args, *, device, what, re
     flush = (devices, _l2_flush_bytes(device)) if devices else None
     most = max(1, DRAWN_BYTES // max(1, timed_inputs.nbytes(args)))
 
+    pool_seed = draw_seeds(1)[0]          # this measurement's pools (timed_inputs.draw_pools), on every side
+
     def sample(where, fn, seeds):
-        inputs = [timed_inputs.draw_input(specs, s) for s in seeds] if device.type in INPUTS_SENT_ON else None
-        return where.timed(fn, specs, seeds, threads=threads, flush=flush, inputs=inputs, timeout=timeout)
+        return where.timed(fn, specs, seeds, pool_seed=pool_seed, threads=threads, flush=flush, timeout=timeout)
 
     def calls_of(where, fn):
         """The warm-up (``settings.speed.warmup`` requests, the first of one call), and the calls per request."""

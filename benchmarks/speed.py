@@ -11,9 +11,9 @@ solution and for each naive version, and prints a table:
 A threshold is sound when it sits well below "reference min" and well above
 "naive max". ``--trusted`` measures as the trusted grader does instead
 (``measure_remote_speedup``: the candidate in a worker process, the baseline in a clean
-one, every request carrying the seeds of its inputs, drawn in the worker inside the grader's clock), and
-states what a timed request adds per call by itself: the round trip and the drawing of the inputs, timed with a
-function that does nothing (``timed_inputs.first_argument``), beside the bare round trip (no input drawn). Run
+one, every request carrying the seeds its inputs are made from in the worker, inside the grader's clock), and
+states what a timed request adds per call by itself: the round trip and making the inputs, timed with a
+function that does nothing (``timed_inputs.first_argument``), beside the bare round trip (no input). Run
 from the repository root::
 
     python benchmarks/speed.py --runs 20 [--device cpu|cuda] [--markdown] [--trusted]
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.checks import operators, vectorization  # noqa: E402
 from autograder.settings import settings  # noqa: E402
-from autograder import timed_inputs, timing  # noqa: E402
+from autograder import timed_inputs  # noqa: E402
 from autograder.timing import draw_seeds, measure_remote_speedup, measure_speedup  # noqa: E402
 from autograder.trusted import remote  # noqa: E402
 
@@ -169,17 +169,12 @@ def request_overhead(session, args, calls=64, rounds=9):
     """Seconds per call that a timed request adds by itself, ``(with its inputs, bare)``: the median over
     ``rounds`` requests of ``calls`` calls of a function that does nothing, in ``session`` (a clean worker)."""
     nothing = remote.by_name(timed_inputs.first_argument)
-    specs = timed_inputs.spec_of(args)
-    sent = torch.device(timed_inputs.spec_of(args)[0].get("device", "cpu")).type in timing.INPUTS_SENT_ON
     medians = []
-    for what in (specs, [{"value": 0}]):
-        times = []
-        for _ in range(rounds):
-            seeds = draw_seeds(calls)
-            inputs = [timed_inputs.draw_input(what, s) for s in seeds] if sent else None
-            times.append(session.timed(nothing, what, seeds, threads=settings.speed.cpu_threads, inputs=inputs,
-                                       timeout=60)[1])
-        medians.append(statistics.median(times) / calls)
+    for what in (timed_inputs.spec_of(args), [{"value": 0}]):
+        pool_seed = draw_seeds(1)[0]
+        times = [session.timed(nothing, what, draw_seeds(calls), pool_seed=pool_seed,
+                               threads=settings.speed.cpu_threads, timeout=60)[1] for _ in range(rounds + 1)]
+        medians.append(statistics.median(times[1:]) / calls)     # the first drew the pools
     return tuple(medians)
 
 

@@ -217,19 +217,20 @@ class Session:
             raise WorkerLost("this session cannot start a fresh worker for the notebook")
         return self._fresh()
 
-    def timed(self, target, specs, seeds, *, threads, flush=None, inputs=None, timeout):
-        """``target`` (a ``Remote`` here, or a probe sent by name) on one input per seed, in the worker: ``inputs``
-        (the grader's draws, sent with the request) or, without them, drawn there from ``specs`` once the request
-        has arrived (``timed_inputs``). Returns ``(results, seconds)``, the seconds by the grader's clock from when
-        the request, encoded, starts to leave until its answer is read: no input reaches the worker before its clock
-        starts. ``flush``: ``(devices, bytes)`` of L2 cache to flush first, untimed (a request without inputs)."""
+    def timed(self, target, specs, seeds, *, pool_seed, threads, flush=None, timeout):
+        """``target`` (a ``Remote`` here, or a probe sent by name) on one input per seed, made in the worker from
+        ``specs`` and the pools of ``pool_seed`` once the request has arrived (``timed_inputs``). Returns
+        ``(results, seconds)``, the seconds by the grader's clock from when the request, encoded, starts to leave
+        until its answer is read: no input reaches the worker before its clock starts. ``flush``: ``(devices,
+        bytes)`` of L2 cache to flush first, untimed (a request without inputs)."""
         with torch.no_grad():
             if flush and flush[1]:
                 answer = self.request("flush", list(flush[0]), int(flush[1]), timeout=timeout)
                 if "raised" in answer:
                     raise rebuilt_exception(answer["raised"])
             sent = []
-            answer = self.request("times", target, specs, list(seeds), threads, inputs, timeout=timeout, sent=sent)
+            answer = self.request("times", target, specs, list(seeds), threads, pool_seed, timeout=timeout,
+                                  sent=sent)
             seconds = time.perf_counter() - sent[0]
         if "raised" in answer:
             raise rebuilt_exception(answer["raised"])

@@ -48,6 +48,7 @@ class Worker:
 
         self.torch, self.wire, self.record_ops, self.BoundedText = torch, wire, record_ops, BoundedText
         self.draw_input, self.flush_l2 = timed_inputs.draw_input, timed_inputs.flush_l2   # kept before student code
+        self.draw_pools, self.pools = timed_inputs.draw_pools, (None, None)     # the timed inputs' pools, by seed
         self.reader, self.writer = reader, writer
         self.handles = {}
         self.graphs = {}
@@ -220,14 +221,14 @@ class Worker:
         for device in devices:
             self.flush_l2(device, flush_bytes)
 
-    def op_times(self, fn, specs, seeds, threads, inputs=None):
-        """``fn`` on every input of this request: ``inputs`` as sent, or one per seed drawn here from ``specs``
-        (``timed_inputs.draw_input``) now that the request has arrived. The grader's clock runs from when the request
-        leaves it until this answer is read: no input exists in this process before its clock starts. The grader
-        checks the results it sends back. Not under the op recorder: its cost is per torch call, so it slowed the
-        baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()`` (a few calls) not at all,
-        which passed ``row_sum``'s 30x threshold under load (tests/adversarial: loop_in_python_lists). Timed, each
-        function runs as it would in the student's own session."""
+    def op_times(self, fn, specs, seeds, threads, pool_seed):
+        """``fn`` on one input per seed, each made here (``timed_inputs.draw_input``: fresh rows of the pools drawn
+        from ``pool_seed``, by the first request that names it) now that the request has arrived. The grader's clock
+        runs from when the request leaves it until this answer is read: no input exists in this process before its
+        clock starts. The grader checks the results it sends back. Not under the op recorder: its cost is per torch
+        call, so it slowed the baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()``
+        (a few calls) not at all, which passed ``row_sum``'s 30x threshold under load (tests/adversarial:
+        loop_in_python_lists). Timed, each function runs as it would in the student's own session."""
         torch = self.torch
         previous = torch.get_num_threads()
         if threads:
@@ -235,8 +236,10 @@ class Worker:
         results = []
         try:
             with torch.no_grad():
-                for k, seed in enumerate(seeds):
-                    results.append(fn(*(inputs[k] if inputs is not None else self.draw_input(specs, seed))))
+                if self.pools[0] != pool_seed:
+                    self.pools = (pool_seed, self.draw_pools(specs, pool_seed))
+                for seed in seeds:
+                    results.append(fn(*self.draw_input(specs, seed, self.pools[1])))
                 if any(s.get("device", "").startswith("cuda") for s in specs if type(s) is dict):
                     torch.cuda.synchronize()
         finally:
