@@ -225,13 +225,13 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     result.hardware = device_record(device)
     sink = BoundedText(settings.max_output_chars)
     budget = settings.call_timeout_s * (1 + settings.speed.retries) * (2 if local else 1)
+    in_worker = handle(candidate).in_worker
+    if local is not None:     # the grader's own: a failure here is the grader's, never the student's
+        result.reference = reference
+        local = reference_in(candidate._session.twin(), reference) if in_worker else local
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(budget):
             result.threads = _threads_for(device)
-            in_worker = handle(candidate).in_worker
-            if local is not None:
-                result.reference = reference
-                local = reference_in(candidate._session.twin(), reference) if in_worker else local
             for _ in range(1 + settings.speed.retries):
                 if in_worker:     # timed as the trusted grader does
                     measured = measure_remote_speedup(check, candidate, baseline, args, device=device,
