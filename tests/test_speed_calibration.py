@@ -48,6 +48,7 @@ def expect_calibrated_miss(excinfo):
     assert all(r < need for r, need in zip(measured["ratios"], measured["required"]))
 
 
+@pytest.mark.quick
 def test_in_one_process_the_reference_and_another_fast_answer_pass_and_the_loop_fails():
     with settings_module.override(CALIBRATED):
         expect_calibrated_pass(timed(lambda x: torch.sum(x, dim=0)))
@@ -87,3 +88,17 @@ def test_under_trusted_grading_the_reference_is_timed_in_the_clean_worker(tmp_pa
         assert "ok" in clean.request("lookup", "amp_float16", timeout=10)
     finally:
         worker.close()
+
+
+@pytest.mark.gpu
+def test_on_cuda_the_default_thresholds_are_calibrated_against_the_reference():
+    args = operators.speed_args("cuda")
+
+    def on_cuda(row_sum):
+        return expect_speedup("check_row_sum_speed", "row_sum", row_sum, operators.slicing_loop_sum, args,
+                              what="row_sum", reference="speed.row_sum")
+    result = on_cuda(lambda x: torch.sum(x, dim=0))
+    assert result.passed and result.fraction == 0.25 and result.reference_ratios and result.hardware.get("name")
+    with pytest.raises(CheckFailure, match="the grader's own reference ran") as excinfo:
+        on_cuda(operators.slicing_loop_sum)
+    assert excinfo.value.measurements["device"] == "cuda" and excinfo.value.measurements["hardware"]["name"]
