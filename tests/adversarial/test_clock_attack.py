@@ -121,10 +121,9 @@ def test_the_patched_worker_times_as_slow_as_its_loop(tmp_path):
     worker = NotebookWorker([("answer", PATCHED_LOOP)], plain_launcher, str(tmp_path))
     try:
         names = RemoteNamespace(worker)
-        with override({"speed": {"repeats": 5, "warmup": 1, "retries": 1}}), pytest.raises(CheckFailure) as excinfo:
+        with pytest.raises(CheckFailure) as excinfo:     # before issue 35 this attack passed
             expect_speedup("check_row_sum_speed", "row_sum", names["row_sum"], operators.slicing_loop_sum,
                            operators.speed_args("cpu"), what="row_sum")
-        assert "not fast enough" in str(excinfo.value)
-        assert max(excinfo.value.measurements["ratios"]) < 5
+        assert "not fast enough" in str(excinfo.value) and len(excinfo.value.measurements["ratios"]) == 3
     finally:
         worker.close()
