@@ -34,18 +34,32 @@ def batch_gather(tensor, indices):
 
 
 _AMP_RUNS = {}
+LEARNING_RATE = 1e-3      # checks/amp/speed.py's
 
 
-def amp_float16(marker, seed, width):
-    """The AMP recipe's loop, float16 autocast with a GradScaler, on the timed problem (``checks.amp.speed``: built
-    once per device, seed and width in this process, as the float32 baseline is)."""
-    from autograder.checks.amp.speed import LEARNING_RATE, float16_loop, timed_problem, timed_result
-    from autograder.checks.amp.problems import mse
-
-    key = (str(marker.device), seed, width)
+def amp_float16(marker, seed, width, layers, batch, batches=8):
+    """The AMP recipe's loop, float16 autocast with a GradScaler, on a problem of the timed size (``layers`` x
+    Linear(width) with ReLU between them, ``batches`` batches of ``batch`` rows, MSE, SGD), built once per device,
+    seed and size in this process, as the float32 baseline is. Only its time counts: the student's results are
+    checked against the baseline's."""
+    device = marker.device
+    key = (str(device), seed, width, layers, batch)
     if key not in _AMP_RUNS:
-        model, batches = timed_problem(marker.device, seed, width)
-        _AMP_RUNS[key] = (model, batches, torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
-    model, batches, optimizer = _AMP_RUNS[key]
+        gen = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            parts = [m for i in range(layers) for m in (torch.nn.Linear(width, width), torch.nn.ReLU())][:-1]
+            model = torch.nn.Sequential(*parts).to(device)
+        data = [tuple(torch.randn(batch, width, generator=gen).to(device) for _ in range(2)) for _ in range(batches)]
+        _AMP_RUNS[key] = (model, data, torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
+    model, data, optimizer = _AMP_RUNS[key]
+    scaler = torch.amp.GradScaler(device.type)
     with torch.enable_grad():
-        return timed_result(float16_loop(model, batches, optimizer, mse, marker.device.type), marker)
+        for inputs, targets in data:
+            with torch.autocast(device.type, dtype=torch.float16):
+                loss = torch.nn.functional.mse_loss(model(inputs), targets)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+    return torch.ones_like(marker)

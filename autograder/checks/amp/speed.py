@@ -220,7 +220,7 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_
     # the run is built beside train_amp (in its worker under trusted grading), the float32 baseline by itself (in a
     # clean worker there); in one process both run here, on the same model drawn from the seed
     candidate, baseline = handle(train_amp).beside(TimedRun, device, seed, width), float32_timed_baseline
-    args = (torch.ones(1, device=device), seed, width)
+    args = (torch.ones(1, device=device), seed, width, TIMED_LAYERS, TIMED_BATCH)   # the reference builds its own
     with full_float32_precision() as precision:
         try:
             result = expect_speedup(check, "amp", candidate, baseline, args, device=device,
@@ -253,7 +253,7 @@ class TimedRun:
         self.model, self.batches = timed_problem(device, seed, width)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=LEARNING_RATE)
 
-    def __call__(self, marker, seed, width):
+    def __call__(self, marker, seed, width, layers=TIMED_LAYERS, batch=TIMED_BATCH):
         with torch.enable_grad():      # the timer runs under no_grad; a training loop needs gradients
             losses = self.train_amp(self.model, self.batches, self.optimizer, mse, device_type=self.device,
                                     dtype=torch.float16)
@@ -264,7 +264,7 @@ _BASELINES = {}
 
 
 @probe
-def float32_timed_baseline(marker, seed, width=TIMED_WIDTH):
+def float32_timed_baseline(marker, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH):
     """The grader's float32 loop on the tutorial's problem (built once per device, seed and width in this process),
     TF32 off: the baseline a :class:`TimedRun` is timed against, in a worker where no student code ran."""
     key = (str(marker.device), seed, width)
