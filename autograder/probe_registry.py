@@ -39,6 +39,7 @@ PROBE_MODULES = (
     "autograder.checks.vectorization",
     "autograder.checks.vectorization.compiling",
     "autograder.checks.vectorization.worker_facts",
+    "autograder.timed_inputs",
 )
 
 _DECLARED = {}      # key -> function or class, as ``@probe`` declared them in this process

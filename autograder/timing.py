@@ -12,11 +12,15 @@ A miss is measured again a bounded number of times before the check fails, and t
 message carries every ratio measured.
 
 Under trusted grading (:func:`measure_remote_speedup`) the student's function runs in their worker and the baseline
-in a clean one; every timed request works on inputs drawn from seeds the grader draws from the run's hidden seed
-(:func:`draw_seeds`, ``autograder.timed_inputs``), sent before the clock starts, and every round's results are
-checked against the baseline's on the same inputs. On CUDA each sample starts with a flushed L2 cache, the device's
-name and clocks go into the measurements (:func:`device_record`), and a ratio above the device's ceiling
-(``settings.speed.ceilings``) puts the item under review (:func:`expect_plausible`).
+in a clean one; every timed request carries the seeds its inputs are made from (``autograder.timed_inputs``), made
+in the worker once the request has arrived: the grader's clock starts when the request leaves it. Every round's
+results are checked against the baseline's on the same inputs. On CUDA each request starts with a flushed L2
+cache, the device's name and clocks go into the measurements (:func:`device_record`), and a ratio above the
+device's ceiling (``settings.speed.ceilings``) puts the item under review (:func:`expect_plausible`).
+
+Where the threshold says so (``of_reference``: CUDA by default), it is calibrated in the same run: the grader's
+own reference (``autograder/oracles/speed.py``; under trusted grading in the clean worker) is timed against the
+same baseline, interleaved with the candidate, and the candidate must reach a stated fraction of its speedup.
 
 On CUDA, :func:`expect_no_per_row_sync` counts the host synchronisations a function
 makes (``torch.cuda.set_sync_debug_mode("warn")``, the previous mode restored after)
@@ -26,6 +30,8 @@ a Python number once per row waits for the GPU once per row.
 
 import contextlib
 import hashlib
+import importlib
+import inspect
 import itertools
 import math
 import random
@@ -58,6 +64,13 @@ class SpeedResult:
     threads: int = 0          # torch.get_num_threads() during the measurement
     note: str = ""
     hardware: dict = field(default_factory=dict)   # on CUDA: the device's name and clocks, as the grader reads them
+    # calibrated in the same run (settings.speed.thresholds[name].of_reference): the grader's reference timed against
+    # the same baseline, interleaved with the student's runs; the speedup required of each attempt is
+    # max(the device's fixed threshold, fraction x the reference's ratio in that attempt)
+    reference: str = ""                                   # the reference's name in autograder.oracles ("" if none)
+    fraction: float | None = None                         # the share of the reference's speedup required
+    reference_ratios: list = field(default_factory=list)  # the reference's speedup, per attempt
+    required: list = field(default_factory=list)          # the speedup required, per attempt
 
     @property
     def ratio(self):
@@ -65,11 +78,16 @@ class SpeedResult:
 
     @property
     def passed(self):
+        if self.required:
+            return any(r >= need for r, need in zip(self.ratios, self.required))
         return self.threshold is not None and bool(self.ratios) and self.ratio >= self.threshold
 
     def __repr__(self):   # what a notebook shows under a speed test cell
         if self.threshold is None:
             return f"SpeedResult({self.name} on {self.device}: not graded here)"
+        if self.reference_ratios:
+            return (f"SpeedResult({self.name} on {self.device}: {self.ratio:.1f}x the baseline, the grader's "
+                    f"reference {max(self.reference_ratios):.1f}x, {self.threshold:.1f}x required)")
         return (f"SpeedResult({self.name} on {self.device}: {self.ratio:.1f}x the baseline, "
                 f"{self.threshold:g}x required)")
 
@@ -135,22 +153,36 @@ def measure_speedup(candidate, baseline, args, *, device=None, repeats=None, war
     ``device`` defaults to the device of the first tensor in ``args``. No check
     here: callers have already verified that ``candidate`` returns.
     """
+    base_s, cand_s = _interleaved((baseline, candidate), args, device, repeats, warmup, min_sample_s)
+    return base_s / max(cand_s, 1e-12), cand_s, base_s
+
+
+def measure_with_reference(candidate, baseline, reference, args, *, device=None, repeats=None, warmup=None,
+                           min_sample_s=None):
+    """As :func:`measure_speedup`, with the grader's ``reference`` timed in the same rounds against the same
+    baseline; returns ``(ratio, cand_s, base_s, reference_ratio)``."""
+    base_s, cand_s, ref_s = _interleaved((baseline, candidate, reference), args, device, repeats, warmup,
+                                         min_sample_s)
+    return base_s / max(cand_s, 1e-12), cand_s, base_s, base_s / max(ref_s, 1e-12)
+
+
+def _interleaved(functions, args, device, repeats, warmup, min_sample_s):
+    """The median time per call of each of ``functions`` on ``args``: warmed up, then sampled in turn (one sample
+    of each per round)."""
     device = torch.device(device) if device is not None else device_of(args)
     repeats = repeats or settings.speed.repeats
     warmup = settings.speed.warmup if warmup is None else warmup
     min_sample_s = min_sample_s or settings.speed.min_sample_s
     with pinned_threads(device):
         for _ in range(warmup):
-            baseline(*args)
-            candidate(*args)
-        n_base = _calls_per_sample(baseline, args, device, min_sample_s)
-        n_cand = _calls_per_sample(candidate, args, device, min_sample_s)
-        base, cand = [], []
+            for fn in functions:
+                fn(*args)
+        counts = [_calls_per_sample(fn, args, device, min_sample_s) for fn in functions]
+        samples = [[] for _ in functions]
         for _ in range(repeats):
-            base.append(_one_sample(baseline, args, n_base, device))
-            cand.append(_one_sample(candidate, args, n_cand, device))
-    base_s, cand_s = statistics.median(base), statistics.median(cand)
-    return base_s / max(cand_s, 1e-12), cand_s, base_s
+            for fn, count, times in zip(functions, counts, samples):
+                times.append(_one_sample(fn, args, count, device))
+    return [statistics.median(times) for times in samples]
 
 
 _REQUESTS = itertools.count(1)   # timed requests of this process: no two draw the same seeds
@@ -166,40 +198,53 @@ def draw_seeds(count):
 
 
 REMOTE_SAMPLE_CALLS = (8, 256)   # calls per timed request to a worker: at least (but 1 for a slow call), at most
-STAGED_BYTES = 64 << 20          # the inputs of one timed request together at most (fewer calls for big inputs)
+DRAWN_BYTES = 64 << 20           # the inputs of one timed request together at most (fewer calls for big inputs)
 CHECKED_PER_ROUND = 3            # results of each timed request of the student's that the baseline computes again
 
 
-def measure_remote_speedup(check, candidate, baseline, args, *, device, what):
+def measure_remote_speedup(check, candidate, baseline, args, *, device, what, reference=None):
     """As :func:`measure_speedup`, for a candidate in a student's worker: the baseline runs in a clean worker
-    started the same way, both timed here around the request, interleaved, so both pay the same transfer.
+    started the same way, both timed here around the request, interleaved, so both pay the same round trip.
+    Returns ``(ratio, cand_s, base_s)``, and the reference's ratio fourth when ``reference`` (a function in the
+    clean worker: :func:`reference_in`) is timed in the same rounds against the same baseline.
 
-    Every timed request works on inputs of its own, drawn from seeds the grader draws from the run's hidden seed
-    (:func:`draw_seeds`) and sends before its clock starts (``Session.stage``): ``args`` says only what an input
-    looks like. In every round, the baseline's request takes up to :data:`CHECKED_PER_ROUND` of the student's
-    inputs (at positions the grader draws) among its own, and their results must agree; every result the student's
-    request sends back must be a tensor like the baseline's. Each side makes as many calls per request as its own
-    warm-up says (:func:`_calls_per_request`): a slow loop one."""
+    The clock starts when the inputs leave the grader: every timed request carries a description of what an
+    input looks like (``timed_inputs.spec_of(args)``), the seed of this measurement's pools and one seed per call
+    (drawn from the run's hidden seed, :func:`draw_seeds`), and the worker makes each input (a fresh choice of rows
+    of the pools) once the request has arrived, inside the grader's clock: nothing the student's process does
+    before a request can work on its inputs. The baseline and the
+    reference draw theirs the same way. In every round, the baseline's request takes up to
+    :data:`CHECKED_PER_ROUND` of the student's seeds (at positions the grader draws) among its own, and their
+    results must agree; every result the student's request sends back must be a tensor like the baseline's. Each
+    side makes as many calls per request as its own warm-up says (:func:`_calls_per_request`): a slow loop one."""
     __tracebackhide__ = True
     session = candidate._session
     clean = session.twin()
     target = remote.by_name(baseline)
     threads = _threads_for(device)
     timeout = settings.call_timeout_s
-    flush = _l2_flush_bytes(device)
-    most = max(1, STAGED_BYTES // max(1, timed_inputs.nbytes(args)))
+    specs = timed_inputs.spec_of(args)
+    devices = sorted({s["device"] for s in specs if s.get("device", "").startswith("cuda")})
+    flush = (devices, _l2_flush_bytes(device)) if devices else None
+    most = max(1, DRAWN_BYTES // max(1, timed_inputs.nbytes(args)))
+
+    pool_seed = draw_seeds(1)[0]          # this measurement's pools (timed_inputs.draw_pools), on every side
 
     def sample(where, fn, seeds):
-        staged = where.stage(args, seeds, flush_bytes=flush, timeout=timeout)
-        return where.timed(fn, staged, len(seeds), threads=threads, timeout=timeout)
+        return where.timed(fn, specs, seeds, pool_seed=pool_seed, threads=threads, flush=flush, timeout=timeout)
 
-    count = 1
-    for _ in range(settings.speed.warmup + 1):
-        _, seconds = sample(session, candidate, draw_seeds(count))
-        count = min(most, _calls_per_request(count, seconds))
-    _, seconds = sample(clean, target, draw_seeds(1))      # the baseline's warm-up, and how long one call of it lasts
-    base_count = min(most, _calls_per_request(1, seconds))
-    base, cand = [], []
+    def calls_of(where, fn):
+        """The warm-up (``settings.speed.warmup`` requests, the first of one call), and the calls per request."""
+        count = 1
+        for _ in range(max(1, settings.speed.warmup)):
+            _, seconds = sample(where, fn, draw_seeds(count))
+            count = min(most, _calls_per_request(count, seconds))
+        return count
+
+    count = calls_of(session, candidate)
+    base_count = calls_of(clean, target)
+    ref_count = calls_of(clean, reference) if reference is not None else 0
+    base, cand, ref = [], [], []
     for _ in range(settings.speed.repeats):
         seeds = draw_seeds(count)
         got, cand_s = sample(session, candidate, seeds)
@@ -209,8 +254,46 @@ def measure_remote_speedup(check, candidate, baseline, args, *, device, what):
         cand.append(cand_s / count)
         _expect_same_results(check, [(p, got[p], expected[k]) for k, p in enumerate(picks)], what)
         _expect_like(check, got, expected[0], what)
+        if reference is not None:
+            ref.append(sample(clean, reference, draw_seeds(ref_count))[1] / ref_count)
     base_s, cand_s = statistics.median(base), statistics.median(cand)
-    return base_s / max(cand_s, 1e-12), cand_s, base_s
+    measured = (base_s / max(cand_s, 1e-12), cand_s, base_s)
+    return measured + (base_s / max(statistics.median(ref), 1e-12),) if ref else measured
+
+
+_DEFINED = {}   # id(clean session) -> (session, the oracle modules whose source ran in it)
+
+
+def reference_function(name):
+    """The grader's reference ``"<module>.<function>"`` of ``autograder.oracles``; ``None`` where there is none
+    (the student kit has no oracles: the threshold is then the device's fixed one)."""
+    module, _, function = str(name).partition(".")
+    try:
+        found = importlib.import_module(f"{__package__}.oracles.{module}")
+    except ModuleNotFoundError:
+        return None
+    return getattr(found, function)
+
+
+def reference_in(clean, name):
+    """The reference ``name`` as a function of the clean worker ``clean``, where no student code ever runs: the
+    oracle module's source is run there as a cell, once per worker (the grading sandbox shows the kit only)."""
+    module, _, function = str(name).partition(".")
+    session, defined = _DEFINED.get(id(clean), (None, set()))
+    if session is not clean:
+        session, defined = clean, set()
+        _DEFINED[id(clean)] = (session, defined)
+    if module not in defined:
+        source = inspect.getsource(importlib.import_module(f"{__package__}.oracles.{module}"))
+        answer = clean.request("cell", source, timeout=settings.grading.cell_timeout_s)
+        error = (answer.get("ok") or {}).get("error") if "raised" not in answer else answer["raised"]
+        if error:
+            raise RuntimeError(f"the grader's reference {module} did not load in the clean worker: {error}")
+        defined.add(module)
+    answer = clean.request("lookup", function, timeout=settings.call_timeout_s)
+    if "raised" in answer:
+        raise RuntimeError(f"the grader's reference {name} is missing from the clean worker")
+    return answer["ok"]
 
 
 def _l2_flush_bytes(device):
@@ -262,40 +345,66 @@ def _expect_same_results(check, pairs, what):
                                kind="wrong value")
 
 
-def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None):
+def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None, reference=None):
     """``candidate`` must run at least ``settings.speed.thresholds[name]`` times faster than ``baseline``.
 
-    Returns the :class:`SpeedResult`. On a device where the threshold is ``None``
-    (speed not graded there) it returns a result with a note for a student; in an
-    official grade the item is pending, failed or waived (``settings.grading.gpu_items``).
+    With ``reference`` (``"<module>.<function>"`` of the grader-only ``autograder.oracles``) and a fraction for
+    this device in the threshold's ``of_reference``, the threshold is calibrated in the same run: the reference is
+    timed against the same baseline, interleaved with the candidate (under trusted grading in the clean worker),
+    and each attempt requires ``max(fixed threshold, fraction x the reference's ratio)``. Where the grader's
+    reference is not installed (the student kit), the fixed threshold alone applies, and the result says so.
+
+    Returns the :class:`SpeedResult`. On a device where no threshold applies (speed not graded there) it returns a
+    result with a note for a student; in an official grade the item is pending, failed or waived
+    (``settings.grading.gpu_items``).
     """
     __tracebackhide__ = True
     device = torch.device(device) if device is not None else device_of(args)
     spec = settings.speed.thresholds[name]
+    fraction = (getattr(spec, "of_reference", None) or {}).get(device.type) if reference else None
     result = SpeedResult(name=name, device=device.type, threshold=spec.for_device(device.type),
-                         threads=torch.get_num_threads())
-    if result.threshold is None:
+                         threads=torch.get_num_threads(), fraction=fraction)
+    if result.threshold is None and fraction is None:
         result.note = (f"the speed of {what or name} is graded on CUDA only, and this machine has no GPU; "
                        "run this notebook on a machine with an NVIDIA GPU to measure it.")
         gpu_unavailable(check, result.note)   # pending, failed or waived in an official grade (settings.grading)
         return result
+    local = reference_function(reference) if fraction is not None else None
+    if fraction is not None and local is None:
+        result.fraction = None
+        result.note = (f"the grade also asks for {fraction:g} of the grader's own reference's speedup, measured in "
+                       "the same run; this installation has no reference, so only the fixed threshold is applied.")
+        if result.threshold is None:
+            return result
     call_student(check, candidate, *args, what=what)   # errors get the student-facing message
     result.hardware = device_record(device)
     sink = BoundedText(settings.max_output_chars)
-    budget = settings.call_timeout_s * (1 + settings.speed.retries)
+    budget = settings.call_timeout_s * (1 + settings.speed.retries) * (2 if local else 1)
+    in_worker = handle(candidate).in_worker
+    if local is not None:     # the grader's own: a failure here is the grader's, never the student's
+        result.reference = reference
+        local = reference_in(candidate._session.twin(), reference) if in_worker else local
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(budget):
             result.threads = _threads_for(device)
             for _ in range(1 + settings.speed.retries):
-                if handle(candidate).in_worker:     # timed as the trusted grader does
-                    ratio, result.candidate_s, result.baseline_s = measure_remote_speedup(
-                        check, candidate, baseline, args, device=device, what=what or name)
+                if in_worker:     # timed as the trusted grader does
+                    measured = measure_remote_speedup(check, candidate, baseline, args, device=device,
+                                                      what=what or name, reference=local)
+                elif local is not None:
+                    measured = measure_with_reference(candidate, baseline, local, args, device=device)
                 else:
-                    ratio, result.candidate_s, result.baseline_s = measure_speedup(candidate, baseline, args,
-                                                                                   device=device)
+                    measured = measure_speedup(candidate, baseline, args, device=device)
+                ratio, result.candidate_s, result.baseline_s = measured[:3]
                 result.ratios.append(ratio)
+                if local is not None:
+                    result.reference_ratios.append(measured[3])
+                    result.required.append(max(result.threshold or 0.0, fraction * measured[3]))
                 if result.passed:
                     break
+        if result.required:
+            result.threshold = result.required[-1] if not result.passed else next(
+                need for r, need in zip(result.ratios, result.required) if r >= need)
         expect_plausible(check, result, what or name)
     except CallTimeout:
         raise CheckFailure(check, f"timing {what or name} took longer than {budget:g} s.", kind="timed out") from None
@@ -307,13 +416,24 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
                                   f"{error}", kind=f"raised: {type(error).__name__}") from None
     if not result.passed:
         shown = ", ".join(f"{r:.1f}x" for r in result.ratios)
-        raise CheckFailure(check, f"{what or name} is not fast enough on {device.type}: it ran {shown} as fast as "
-                                  f"the baseline in {len(result.ratios)} measurement(s) (median of "
-                                  f"{settings.speed.repeats} samples each, {result.threads} CPU thread(s); yours "
-                                  f"{result.candidate_s * 1e6:.1f} us, baseline {result.baseline_s * 1e6:.1f} us "
-                                  f"per call); at least {result.threshold:g}x is required.",
+        per = (f"median of {settings.speed.repeats} samples each, {result.threads} CPU thread(s); yours "
+               f"{result.candidate_s * 1e6:.1f} us, baseline {result.baseline_s * 1e6:.1f} us per call")
+        if result.reference_ratios:
+            refs = ", ".join(f"{r:.1f}x" for r in result.reference_ratios)
+            required = (f"the grader's own reference ran {refs} as fast as the same baseline in the same "
+                        f"measurements, and at least {fraction:g} of it is required ({result.threshold:.1f}x)")
+        else:
+            required = f"at least {result.threshold:g}x is required"
+        raise CheckFailure(check, f"{what or name} is not fast enough on {_device_name(device, result)}: it ran "
+                                  f"{shown} as fast as the baseline in {len(result.ratios)} measurement(s) ({per}); "
+                                  f"{required}.",
                            hint=hint, measurements=result.as_dict(), kind="too slow")
     return result
+
+
+def _device_name(device, result):
+    name = result.hardware.get("name")
+    return f"{device.type} ({name})" if name else device.type
 
 
 def device_record(device):

@@ -1,21 +1,23 @@
 """Calibrate the ``amp`` speed check: the ratio it sees for the reference and for naive loops, on CUDA.
 
-Not a test. It builds exactly what ``check_speed`` builds (the AMP recipe's model: three
-``Linear(4096, 4096)`` with ReLU between them, batch 512, MSE, SGD; the grader's float32
-loop as the baseline, pinned to full IEEE float32 with TF32 off) and measures, ``--runs``
-times, the ratio ``check_speed`` measures (one ``measure_speedup`` call: baseline median /
-candidate median, interleaved, warmed up, synchronised) for:
+Not a test. It builds what ``check_speed`` builds (the timed problem of ``checks/amp/speed.py``:
+``TIMED_LAYERS`` x ``Linear(TIMED_WIDTH)`` with ReLU between them, batch ``TIMED_BATCH``, MSE, SGD; the
+grader's float32 loop as the baseline, pinned to full IEEE float32 with TF32 off) and measures, ``--runs``
+times, the ratio ``check_speed`` measures (one ``measure_speedup`` call: baseline median / candidate median,
+interleaved, warmed up, synchronised) for:
 
-- the reference ``train_amp`` with float16 (and with bfloat16, for information);
-- naive versions: float16 autocast without a scaler, and the float32 loop itself.
+- the reference ``train_amp`` with float16 (what the grader's own float16 + GradScaler loop, timed beside the
+  student's, stands for: the threshold is a fraction of its ratio) and with bfloat16, for information;
+- naive versions: float16 autocast without a scaler, and the float32 loop itself (what must fail).
 
-It prints one row per candidate (min, median, max over the runs) and the device. A
-threshold is sound when it sits well below the reference's min and well above the naive
-float32 loop's max. Without a GPU it says so and exits (``--device cpu`` forces a CPU run,
-with ``--width`` to shrink the model, for information only: AMP speed is not graded there).
-Run from the repository root::
+``--sweep`` measures a list of sizes (width, layers, batch) instead of one, from the recipe's
+(3 x Linear(4096), batch 512, which does not keep a current datacenter GPU busy) up: a size is good when the
+reference's ratio is well above the float32 loop's and steady across runs, and a call lasts well under a second.
+It prints one row per candidate (min, median, max over the runs) and the device. Without a GPU it says so and
+exits 0 (``--device cpu`` forces a CPU run, with ``--width`` to shrink the model, for information only: AMP speed
+is not graded there). Run from the repository root::
 
-    python benchmarks/amp.py --runs 20 [--markdown]
+    python benchmarks/amp.py --runs 20 [--markdown] [--sweep]
 """
 
 import argparse
@@ -50,10 +52,13 @@ def candidates(device):
     }
 
 
-def one_ratio(fn, dtype, device, width, batch, count, seed):
+SWEEP = ((4096, 3, 512), (4096, 3, 2048), (4096, 4, 4096), (8192, 3, 2048), (8192, 4, 4096))   # width, layers, batch
+
+
+def one_ratio(fn, dtype, device, width, batch, count, seed, layers=amp_speed.TIMED_LAYERS):
     gen = torch.Generator().manual_seed(seed)
-    model = amp_speed.tutorial_model(device, width=width)
-    base_model = amp_speed.tutorial_model(device, width=width)
+    model = amp_speed.tutorial_model(device, width=width, layers=layers)
+    base_model = amp_speed.tutorial_model(device, width=width, layers=layers)
     base_model.load_state_dict(model.state_dict())
     batches = amp_speed.tutorial_batches(gen, device, width=width, batch=batch, count=count)
     opt = torch.optim.SGD(model.parameters(), lr=amp_speed.LEARNING_RATE)
@@ -70,13 +75,42 @@ def one_ratio(fn, dtype, device, width, batch, count, seed):
     return ratio, cand_s, base_s
 
 
+def measure(args, width, layers, batch):
+    """``[(candidate, min, median, max, candidate s/call, baseline s/call)]`` for one size."""
+    rows = []
+    for name, (fn, dtype) in candidates(args.device).items():
+        measured = [one_ratio(fn, dtype, args.device, width, batch, args.batches, seed, layers)
+                    for seed in range(args.runs)]
+        ratios = [r for r, _, _ in measured]
+        rows.append((name, min(ratios), statistics.median(ratios), max(ratios),
+                     statistics.median(c for _, c, _ in measured), statistics.median(b for _, _, b in measured)))
+        print(f"  measured {name} at {layers} x Linear({width}), batch {batch}", file=sys.stderr, flush=True)
+    return rows
+
+
+def print_rows(rows, markdown, size=""):
+    header = (("size",) if size else ()) + ("candidate", "min", "median", "max", "candidate s/call",
+                                             "baseline s/call")
+    if markdown:
+        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+        for name, lo, mid, hi, cand, base in rows:
+            print(f"| {size + ' | ' if size else ''}{name} | {lo:.2f}x | {mid:.2f}x | {hi:.2f}x | {cand:.4f} | "
+                  f"{base:.4f} |")
+    else:
+        for name, lo, mid, hi, cand, base in rows:
+            print(f"{size + '  ' if size else ''}{name:38} min {lo:6.2f}x  median {mid:6.2f}x  max {hi:6.2f}x  "
+                  f"({cand:.4f} s vs {base:.4f} s)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--width", type=int, default=amp_speed.TUTORIAL_WIDTH)
-    parser.add_argument("--batch", type=int, default=amp_speed.TUTORIAL_BATCH)
+    parser.add_argument("--width", type=int, default=amp_speed.TIMED_WIDTH)
+    parser.add_argument("--layers", type=int, default=amp_speed.TIMED_LAYERS)
+    parser.add_argument("--batch", type=int, default=amp_speed.TIMED_BATCH)
     parser.add_argument("--batches", type=int, default=amp_speed.TIMED_BATCHES)
+    parser.add_argument("--sweep", action="store_true", help="measure every size of SWEEP (width, layers, batch)")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -84,26 +118,18 @@ def main():
               "an NVIDIA GPU (`python benchmarks/amp.py --runs 20`), or pass --device cpu for an ungraded CPU figure.")
         return 0
     where = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
-    threshold = settings.speed.thresholds["amp"].for_device(args.device)
-    rows = []
-    for name, (fn, dtype) in candidates(args.device).items():
-        measured = [one_ratio(fn, dtype, args.device, args.width, args.batch, args.batches, seed)
-                    for seed in range(args.runs)]
-        ratios = [r for r, _, _ in measured]
-        rows.append((name, min(ratios), statistics.median(ratios), max(ratios),
-                     statistics.median(c for _, c, _ in measured), statistics.median(b for _, _, b in measured)))
-        print(f"  measured {name}", file=sys.stderr, flush=True)
+    spec = settings.speed.thresholds["amp"]
+    sizes = SWEEP if args.sweep else ((args.width, args.layers, args.batch),)
     print(f"amp speed, {args.runs} runs, {args.device} ({where}), torch {torch.__version__}, "
-          f"{datetime.date.today()}, model 3 x Linear({args.width}, {args.width}), batch {args.batch}, "
-          f"{args.batches} batches per call, baseline float32 with TF32 off, threshold {threshold}")
-    header = ("candidate", "min", "median", "max", "candidate s/call", "baseline s/call")
-    if args.markdown:
-        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-        for name, lo, mid, hi, cand, base in rows:
-            print(f"| {name} | {lo:.2f}x | {mid:.2f}x | {hi:.2f}x | {cand:.4f} | {base:.4f} |")
-    else:
-        for name, lo, mid, hi, cand, base in rows:
-            print(f"{name:38} min {lo:6.2f}x  median {mid:6.2f}x  max {hi:6.2f}x  ({cand:.4f} s vs {base:.4f} s)")
+          f"{datetime.date.today()}, {args.batches} batches per call, baseline float32 with TF32 off; required: "
+          f"at least {spec.of_reference.get(args.device)} of the float16 reference's ratio and at least "
+          f"{spec.for_device(args.device)}x")
+    for width, layers, batch in sizes:
+        rows = measure(args, width, layers, batch)
+        size = f"{layers} x Linear({width}), batch {batch}"
+        if not args.sweep:
+            print(size)
+        print_rows(rows, args.markdown, size if args.sweep else "")
     return 0
 
 

@@ -11,7 +11,10 @@ solution and for each naive version, and prints a table:
 A threshold is sound when it sits well below "reference min" and well above
 "naive max". ``--trusted`` measures as the trusted grader does instead
 (``measure_remote_speedup``: the candidate in a worker process, the baseline in a clean
-one, every request on inputs drawn from fresh seeds). Run from the repository root::
+one, every request carrying the seeds its inputs are made from in the worker, inside the grader's clock), and
+states what a timed request adds per call by itself: the round trip and making the inputs, timed with a
+function that does nothing (``timed_inputs.first_argument``), beside the bare round trip (no input). Run
+from the repository root::
 
     python benchmarks/speed.py --runs 20 [--device cpu|cuda] [--markdown] [--trusted]
 """
@@ -31,7 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.checks import operators, vectorization  # noqa: E402
 from autograder.settings import settings  # noqa: E402
-from autograder.timing import measure_remote_speedup, measure_speedup  # noqa: E402
+from autograder import timed_inputs  # noqa: E402
+from autograder.timing import draw_seeds, measure_remote_speedup, measure_speedup  # noqa: E402
+from autograder.trusted import remote  # noqa: E402
 
 
 def _module(path, name):
@@ -134,22 +139,43 @@ def measure_trusted(runs, device):
                 args = make_args(device)
                 ref_name = "row_sum" if name == "row_sum" else "batch_gather"
 
-                def ratio(fn_name):
-                    return measure_remote_speedup(check, names[fn_name], baseline, args, device=torch.device(device),
-                                                  what=fn_name)[0]
-                ref = [ratio(ref_name) for _ in range(runs)]
+                def ratio(fn_name, seconds=None):
+                    measured = measure_remote_speedup(check, names[fn_name], baseline, args,
+                                                      device=torch.device(device), what=fn_name)
+                    if seconds is not None:
+                        seconds.append(measured[1])
+                    return measured[0]
+                ref_s = []
+                ref = [ratio(ref_name, ref_s) for _ in range(runs)]
                 naive_all = {label: [ratio(WORKER_NAMES[name][label]) for _ in range(runs)] for label in naives}
                 naive = {label: max(v) for label, v in naive_all.items()}
                 worst = max(naive, key=naive.get)
                 rows.append({"check": check, "device": device, "threshold": settings.speed.thresholds[name].for_device(
                     torch.device(device).type), "reference_min": min(ref), "reference_median": statistics.median(ref),
                     "naive_max": naive[worst], "naive": worst, "runs": runs})
+                drawn, bare = request_overhead(worker.session.twin(), args)
+                print(f"  {check}: a timed request adds {drawn * 1e6:.1f} us per call with its inputs "
+                      f"({bare * 1e6:.1f} us without any), against the reference's "
+                      f"{statistics.median(ref_s) * 1e6:.1f} us per call", flush=True)
                 print(f"  measured {check} (trusted): reference {min(ref):.1f}x .. {max(ref):.1f}x, naive "
                       f"{ {k: (round(min(v), 2), round(max(v), 2)) for k, v in naive_all.items()} }",
                       file=sys.stderr, flush=True)
         finally:
             worker.close()
     return rows
+
+
+def request_overhead(session, args, calls=64, rounds=9):
+    """Seconds per call that a timed request adds by itself, ``(with its inputs, bare)``: the median over
+    ``rounds`` requests of ``calls`` calls of a function that does nothing, in ``session`` (a clean worker)."""
+    nothing = remote.by_name(timed_inputs.first_argument)
+    medians = []
+    for what in (timed_inputs.spec_of(args), [{"value": 0}]):
+        pool_seed = draw_seeds(1)[0]
+        times = [session.timed(nothing, what, draw_seeds(calls), pool_seed=pool_seed,
+                               threads=settings.speed.cpu_threads, timeout=60)[1] for _ in range(rounds + 1)]
+        medians.append(statistics.median(times[1:]) / calls)     # the first drew the pools
+    return tuple(medians)
 
 
 def hardware(device):

@@ -82,7 +82,9 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
             raise CheckFailure(item.name, f"the submission defines no {', '.join(missing)}.",
                                hint="Keep the exact names given in the exercise.", kind="missing")
         for kwargs in variants:
-            item.check(*(objects[n] for n in item.targets), **{**kwargs, **overrides})
+            returned = item.check(*(objects[n] for n in item.targets), **{**kwargs, **overrides})
+            if callable(getattr(returned, "as_dict", None)):     # a speed result: its ratios go on the record
+                measurements = returned.as_dict()
         if source is not None and item.source:
             expect_source(item.name, item.source, source)
     except PendingGPU as pending:

@@ -89,8 +89,9 @@ class Session:
 
     # ------------------------------------------------------------ transport
 
-    def request(self, op, *args, timeout):
-        """Send one request; return the worker's answer (plain data and ``Remote`` objects)."""
+    def request(self, op, *args, timeout, sent=None):
+        """Send one request; return the worker's answer (plain data and ``Remote`` objects). ``sent``: a list that
+        gets the grader's clock (``time.perf_counter``) when the request, encoded, starts to leave."""
         if self.lost:
             raise WorkerLost(self.lost, timed_out=self.timed_out)
         if self.budget is not None and self.budget.spent():
@@ -100,11 +101,13 @@ class Session:
         if handles or graphs:
             self._released = ([], [])
             self._exchange(("release", handles, graphs), timeout)
-        return self._exchange((op, *args), timeout)
+        return self._exchange((op, *args), timeout, sent)
 
-    def _exchange(self, message, timeout):
+    def _exchange(self, message, timeout, sent=None):
         with _disable_current_modes(), torch._C.DisableTorchFunction():
             frame = wire.encode(message, self._reference)
+        if sent is not None:
+            sent.append(time.perf_counter())
         deadline, by_budget = (time.monotonic() + timeout, False) if self.budget is None else \
             self.budget.deadline(timeout)
         try:
@@ -207,17 +210,6 @@ class Session:
             raise WorkerLost("this session cannot start a clean worker to time the baseline")
         return self._spawn()
 
-    def stage(self, template, seeds, *, flush_bytes=0, timeout):
-        """Send the seeds of the next timed request's inputs (``timed_inputs.draw_input``: one input per seed, drawn
-        in the worker before the clock starts); returns the number the timed request names them by."""
-        with torch.no_grad():
-            answer = self.request("stage", template, list(seeds), flush_bytes, timeout=timeout)
-        if "raised" in answer:
-            raise rebuilt_exception(answer["raised"])
-        if type(answer.get("ok")) is not int:
-            raise WorkerLost("the worker did not stage the timed inputs")
-        return answer["ok"]
-
     def fresh(self):
         """A worker that ran the same notebook's cells and nothing that a check asked of this one (the
         ``fresh`` factory it was made with: the engine's ``NotebookWorker.fresh_process``)."""
@@ -225,18 +217,25 @@ class Session:
             raise WorkerLost("this session cannot start a fresh worker for the notebook")
         return self._fresh()
 
-    def timed(self, target, staged, count, *, threads, timeout):
-        """``target`` (a ``Remote`` here, or a probe sent by name) on the ``count`` inputs staged under ``staged``
-        (:meth:`stage`), in the worker; returns ``(results, seconds)``, the seconds by the grader's clock around the
-        request."""
+    def timed(self, target, specs, seeds, *, pool_seed, threads, flush=None, timeout):
+        """``target`` (a ``Remote`` here, or a probe sent by name) on one input per seed, made in the worker from
+        ``specs`` and the pools of ``pool_seed`` once the request has arrived (``timed_inputs``). Returns
+        ``(results, seconds)``, the seconds by the grader's clock from when the request, encoded, starts to leave
+        until its answer is read: no input reaches the worker before its clock starts. ``flush``: ``(devices,
+        bytes)`` of L2 cache to flush first, untimed (a request without inputs)."""
         with torch.no_grad():
-            started = time.perf_counter()
-            answer = self.request("times", target, staged, threads, timeout=timeout)
-            seconds = time.perf_counter() - started
+            if flush and flush[1]:
+                answer = self.request("flush", list(flush[0]), int(flush[1]), timeout=timeout)
+                if "raised" in answer:
+                    raise rebuilt_exception(answer["raised"])
+            sent = []
+            answer = self.request("times", target, specs, list(seeds), threads, pool_seed, timeout=timeout,
+                                  sent=sent)
+            seconds = time.perf_counter() - sent[0]
         if "raised" in answer:
             raise rebuilt_exception(answer["raised"])
         results = answer.get("ok")
-        if type(results) is not list or len(results) != count:
+        if type(results) is not list or len(results) != len(seeds):
             raise WorkerLost("the worker's timed results do not match the request")
         return results, seconds
 

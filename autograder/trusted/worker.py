@@ -72,6 +72,7 @@ class Worker:
 
         self.torch, self.wire, self.record_ops, self.BoundedText = torch, wire, record_ops, BoundedText
         self.draw_input, self.flush_l2 = timed_inputs.draw_input, timed_inputs.flush_l2   # kept before student code
+        self.draw_pools, self.pools = timed_inputs.draw_pools, (None, None)     # the timed inputs' pools, by seed
         self.reader, self.writer = reader, writer
         self.handles = {}
         self.graphs = {}
@@ -79,7 +80,6 @@ class Worker:
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         self.shell = None
         self.probes = probe_registry.freeze()     # before any student code runs: what may run beside it
-        self.staged = {}                          # timed inputs sent ahead of their clocked request, by number
         self.process_state = process_state
         self.defaults = process_state.current()   # the grader's state, before any student code runs
 
@@ -261,38 +261,33 @@ class Worker:
             self.torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs], retain_graph=True)
         return [leaf.grad for leaf in leaves]
 
-    def op_stage(self, template, seeds, flush_bytes=0):
-        """Draw the inputs of the next timed request (``timed_inputs.draw_input``, one per seed) before the grader's
-        clock starts; on CUDA, then flush the L2 cache so that the timed request starts cold. Returns their number."""
-        torch = self.torch
-        with torch.no_grad():
-            inputs = [self.draw_input(template, seed) for seed in seeds]
-        devices = {t.device for t in self.wire.tensors_in(template) if t.device.type == "cuda"}
+    def op_flush(self, devices, flush_bytes):
+        """On CUDA, flush the L2 cache of ``devices`` before a timed request (it carries no input: nothing to work
+        on ahead of the clock)."""
         for device in devices:
             self.flush_l2(device, flush_bytes)
-        number = self.next_id
-        self.next_id += 1
-        self.staged = {number: inputs}          # one staged request at a time
-        return number
 
-    def op_times(self, fn, staged, threads):
-        """``fn`` on every input staged under ``staged`` (:meth:`op_stage`); the grader holds the clock around this
-        request and checks the results it sends back. Not under the op recorder: its cost is per torch call, so it
-        slowed the baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()`` (a few calls)
-        not at all, which passed ``row_sum``'s 30x threshold under load (tests/adversarial: loop_in_python_lists).
-        Timed, each function runs as it would in the student's own session."""
+    def op_times(self, fn, specs, seeds, threads, pool_seed):
+        """``fn`` on one input per seed, each made here (``timed_inputs.draw_input``: fresh rows of the pools drawn
+        from ``pool_seed``, by the first request that names it) now that the request has arrived. The grader's clock
+        runs from when the request leaves it until this answer is read: no input exists in this process before its
+        clock starts. The grader checks the results it sends back. Not under the op recorder: its cost is per torch
+        call, so it slowed the baseline's loop (1000 calls) 25-fold and a loop in plain Python over ``x.tolist()``
+        (a few calls) not at all, which passed ``row_sum``'s 30x threshold under load (tests/adversarial:
+        loop_in_python_lists). Timed, each function runs as it would in the student's own session."""
         torch = self.torch
         self.clean_state()
-        inputs = self.staged.pop(staged)
         previous = torch.get_num_threads()
         if threads:
             torch.set_num_threads(threads)
         results = []
         try:
             with torch.no_grad():
-                for args in inputs:
-                    results.append(fn(*args))
-                if any(t.device.type == "cuda" for t in self.wire.tensors_in(inputs[:1])):
+                if self.pools[0] != pool_seed:
+                    self.pools = (pool_seed, self.draw_pools(specs, pool_seed))
+                for seed in seeds:
+                    results.append(fn(*self.draw_input(specs, seed, self.pools[1])))
+                if any(s.get("device", "").startswith("cuda") for s in specs if type(s) is dict):
                     torch.cuda.synchronize()
         finally:
             torch.set_num_threads(previous)

@@ -292,7 +292,8 @@ def test_item_every_batch_is_counted():
 def test_remote_timing_runs_the_student_loop_beside_it_and_the_baseline_in_a_clean_worker(tmp_path):
     """The structure of check_speed's CUDA timing under trusted grading, exercised on the CPU with a narrow model
     (speed is not graded on the CPU, so a tiny threshold stands in): the student's run is built in their worker,
-    the float32 baseline in a clean twin, every timed result is checked, and a loop that returns nothing fails."""
+    the float32 baseline and the grader's float16 reference in a clean twin, every timed result is checked, and a
+    loop that returns nothing fails."""
     from autograder.engine import trusted_runner
     from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
     from autograder.errors import CheckFailure
@@ -304,9 +305,11 @@ def test_remote_timing_runs_the_student_loop_beside_it_and_the_baseline_in_a_cle
                             plain_launcher, str(tmp_path))
     try:
         names = RemoteNamespace(worker)
-        with settings_module.override({"speed": {"thresholds": {"amp": {"cpu": 1e-3}}, "repeats": 3}}):
+        calibrated = {"amp": {"cpu": 1e-3, "of_reference": {"cpu": 1e-3}}}   # the grader's float16 loop beside it
+        with settings_module.override({"speed": {"thresholds": calibrated, "repeats": 3}}):
             result = amp_speed.expect_faster_than_float32("check_speed", names["train_amp"], "cpu", width=32)
             assert result.passed and result.ratios and "TF32 off" in result.note
+            assert result.reference == "speed.amp_float16" and len(result.reference_ratios) == len(result.ratios)
             clean = trusted_runner._CLEAN.get(plain_launcher)      # the grading process's clean worker timed it
             assert clean is not None and clean is not worker.session and not clean.lost
             with pytest.raises(CheckFailure, match="while being timed, train_amp with float16 returned a wrong"):

@@ -17,8 +17,10 @@ With trusted grading ``train_amp`` lives in the student's worker: its host syncs
 there (:func:`student_host_syncs`, run beside it; a count reported by the student's process,
 so forgeable), and for the timing its run is built there (:class:`TimedRun`) while the
 float32 baseline (:func:`float32_timed_baseline`) runs in a clean worker, both timed by the
-grader's clock (``timing.measure_remote_speedup``). Neither path has run on a GPU yet
-(no GPU was lent when it was written, 2026-11-22).
+grader's clock (``timing.measure_remote_speedup``), and the grader's own float16 + GradScaler
+loop (``autograder/oracles/speed.py``) is timed beside them in the clean worker: the threshold is a
+fraction of its speedup, measured in the same run. On an H200 the CUDA paths ran (issue 34); the
+larger timed problem (:data:`TIMED_BATCH`) has not yet run on a GPU.
 """
 
 import contextlib
@@ -37,6 +39,13 @@ from .problems import mse
 TUTORIAL_WIDTH = 4096
 TUTORIAL_LAYERS = 3
 TUTORIAL_BATCH = 512
+# The timed problem: larger than the recipe's (3 x Linear(4096), batch 512), which does not keep a current
+# datacenter GPU busy (on an H200 each of its steps took about 2 ms, mostly launches and GradScaler's host sync, so
+# float16 + GradScaler gained only 1.38-1.50x over float32): at batch 4096 the matrix products dominate a step and
+# tensor cores show. benchmarks/amp.py --sweep measures the candidates on a GPU; docs/amp.md.
+TIMED_WIDTH = 4096
+TIMED_LAYERS = 4
+TIMED_BATCH = 4096
 TIMED_BATCHES = 8          # batches per timed call of the training loop
 LEARNING_RATE = 1e-3
 
@@ -90,6 +99,15 @@ def tutorial_model(device="cuda", width=TUTORIAL_WIDTH, layers=TUTORIAL_LAYERS):
 def tutorial_batches(gen, device="cuda", width=TUTORIAL_WIDTH, batch=TUTORIAL_BATCH, count=TIMED_BATCHES):
     return [(torch.randn(batch, width, generator=gen).to(device), torch.randn(batch, width, generator=gen).to(device))
             for _ in range(count)]
+
+
+def timed_problem(device, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH):
+    """The model and batches every side of the timed comparison trains on (the student's loop, the float32
+    baseline, the grader's float16 reference), the same for a seed: ``(model, batches)``."""
+    with torch.random.fork_rng(devices=[]):     # the layers' initialisation, the caller's random state kept
+        torch.manual_seed(seed)
+        model = tutorial_model(device, width, layers)
+    return model, tutorial_batches(torch.Generator().manual_seed(seed), device, width, batch)
 
 
 def float32_loop(model, batches, optimizer, loss_fn):
@@ -193,18 +211,20 @@ def _extra_syncs(counts):
     return (counts["yours"][large] - counts["yours"][small]) - (counts["grader"][large] - counts["grader"][small])
 
 
-def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TUTORIAL_WIDTH):
-    """Time ``train_amp`` (float16) against :func:`float32_loop` on the tutorial's model, TF32 off for the
-    baseline; return the :class:`SpeedResult`, its note naming the baseline's precision."""
+def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_WIDTH):
+    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_problem`), TF32
+    off for the baseline, with the grader's float16 + GradScaler loop (``autograder/oracles/speed.py``) timed
+    beside them to calibrate the threshold (``settings.speed.thresholds["amp"]``); return the
+    :class:`SpeedResult`, its note naming the baseline's precision."""
     __tracebackhide__ = True
     # the run is built beside train_amp (in its worker under trusted grading), the float32 baseline by itself (in a
     # clean worker there); in one process both run here, on the same model drawn from the seed
     candidate, baseline = handle(train_amp).beside(TimedRun, device, seed, width), float32_timed_baseline
-    args = (torch.ones(1, device=device), seed, width)
+    args = (torch.ones(1, device=device), seed, width, TIMED_LAYERS, TIMED_BATCH)   # the reference builds its own
     with full_float32_precision() as precision:
         try:
             result = expect_speedup(check, "amp", candidate, baseline, args, device=device,
-                                    what="train_amp with float16",
+                                    what="train_amp with float16", reference="speed.amp_float16",
                                     hint="Use float16 autocast for the forward pass; keep the loop free of "
                                          "host synchronisations (no .item() per batch) and extra copies.")
         except CheckFailure as failure:
@@ -216,7 +236,7 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TUTORI
 
 # ------------------------------------------------------------------ timed across processes (trusted grading)
 
-def _finished(losses, marker):
+def timed_result(losses, marker):
     """What a timed run returns: ones like ``marker`` when it returned one number per batch, else zeros (the
     timer compares every timed result with the baseline's)."""
     ok = isinstance(losses, (list, tuple)) and len(losses) == TIMED_BATCHES and all(
@@ -228,33 +248,29 @@ def _finished(losses, marker):
 class TimedRun:
     """The student's ``train_amp`` (float16) on the tutorial's problem, one call per timed call; made beside it."""
 
-    def __init__(self, train_amp, device, seed, width=TUTORIAL_WIDTH):
-        gen = torch.Generator().manual_seed(seed)
+    def __init__(self, train_amp, device, seed, width=TIMED_WIDTH):
         self.train_amp, self.device = train_amp, device
-        self.model = tutorial_model(device, width)
-        self.batches = tutorial_batches(gen, device, width)
+        self.model, self.batches = timed_problem(device, seed, width)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=LEARNING_RATE)
 
-    def __call__(self, marker, seed, width):
+    def __call__(self, marker, seed, width, layers=TIMED_LAYERS, batch=TIMED_BATCH):
         with torch.enable_grad():      # the timer runs under no_grad; a training loop needs gradients
             losses = self.train_amp(self.model, self.batches, self.optimizer, mse, device_type=self.device,
                                     dtype=torch.float16)
-        return _finished(losses, marker)
+        return timed_result(losses, marker)
 
 
 _BASELINES = {}
 
 
 @probe
-def float32_timed_baseline(marker, seed, width=TUTORIAL_WIDTH):
+def float32_timed_baseline(marker, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH):
     """The grader's float32 loop on the tutorial's problem (built once per device, seed and width in this process),
     TF32 off: the baseline a :class:`TimedRun` is timed against, in a worker where no student code ran."""
     key = (str(marker.device), seed, width)
     if key not in _BASELINES:
-        gen = torch.Generator().manual_seed(seed)
-        model = tutorial_model(marker.device, width)
-        _BASELINES[key] = (model, tutorial_batches(gen, marker.device, width),
-                           torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
+        model, batches = timed_problem(marker.device, seed, width)
+        _BASELINES[key] = (model, batches, torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
     model, batches, optimizer = _BASELINES[key]
     with torch.enable_grad(), full_float32_precision():
-        return _finished(float32_loop(model, batches, optimizer, mse), marker)
+        return timed_result(float32_loop(model, batches, optimizer, mse), marker)

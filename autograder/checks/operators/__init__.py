@@ -169,8 +169,9 @@ def check_row_sum_speed(row_sum, *, seed=0):
     (x,) = speed_args(device, seed)
     _expect_row_sum(check, row_sum, x)
     exercised("timed_500x10")
-    expect_speedup(check, "row_sum", row_sum, slicing_loop_sum, (x,), what="row_sum",
-                   hint="Every `x[i]` is a Python call that builds a new tensor view: " + SUM_HINT)
+    return expect_speedup(check, "row_sum", row_sum, slicing_loop_sum, (x,), what="row_sum",
+                          reference="speed.row_sum",
+                          hint="Every `x[i]` is a Python call that builds a new tensor view: " + SUM_HINT)
 
 
 # -------------------------------------------------------------------- masked_mean

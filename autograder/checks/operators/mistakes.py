@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "bb249e77fbebdca4"
+DIGEST = "173b5c1c02fb63a2"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -22,7 +22,9 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
   'signature': {'row_sum': 'raised: IndexError',
                 'row_sum_vectorized': 'grows with size',
                 'row_sum_speed': 'too slow'},
-  'visible': {'row_sum': 'raised: IndexError', 'row_sum_vectorized': 'grows with size'}},
+  'visible': {'row_sum': 'raised: IndexError',
+              'row_sum_vectorized': 'grows with size',
+              'row_sum_speed': 'too slow'}},
  {'id': "row_sum with Python's sum",
   'says': "row_sum uses Python's built-in `sum`, which loops over the rows in Python.",
   'signature': {'row_sum': 'wrong type', 'row_sum_vectorized': 'grows with size', 'row_sum_speed': 'too slow'},

@@ -256,8 +256,9 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
         worker_facts.expect_no_per_row_sync_facts(check, batch_gather, tensor, indices, COUNT_BATCHES,
                                                   what="batch_gather")
     exercised("timed_4096x16x4")
-    expect_speedup(check, "batch_gather", batch_gather, loop_gather, (tensor, indices), what="batch_gather",
-                   hint=LOOP_HINT)
+    return expect_speedup(check, "batch_gather", batch_gather, loop_gather, (tensor, indices), what="batch_gather",
+                          reference="speed.batch_gather",
+                          hint=LOOP_HINT)
 
 
 # ------------------------------------------------- per_sample_grads: torch.func's vmap over grad
