@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "173b5c1c02fb63a2"
+DIGEST = "3045d0eede44e6f5"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',

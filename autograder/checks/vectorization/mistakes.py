@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "0d963d8e21d722c7"
+DIGEST = "0bd108d7d8299994"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',
@@ -250,5 +250,11 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
               'masked_mean_no_recompiles': 'changed its input'}},
  {'id': 'masked_batch_mean through NumPy',
   'says': 'masked_batch_mean goes through NumPy, so no gradient flows back.',
-  'signature': {'masked_mean_values': 'raised: TypeError', 'masked_mean_gradient': 'no gradient'},
-  'visible': {'masked_mean_values': 'raised: TypeError', 'masked_mean_gradient': 'no gradient'}})
+  'signature': {'masked_mean_values': 'raised: TypeError',
+                'masked_mean_gradient': 'no gradient',
+                'masked_mean_one_graph': 'forbidden source',
+                'masked_mean_no_recompiles': 'forbidden source'},
+  'visible': {'masked_mean_values': 'raised: TypeError',
+              'masked_mean_gradient': 'no gradient',
+              'masked_mean_one_graph': 'forbidden source',
+              'masked_mean_no_recompiles': 'forbidden source'}})
