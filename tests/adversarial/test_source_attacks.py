@@ -15,11 +15,10 @@ import pytest
 from autograder.checks import items_of
 from autograder.course.grade import grade_all
 from autograder.engine import notebooks
-from autograder.evasion import affecting
-from autograder.source_rules import rule_findings
 from autograder.submitted_source import Submission
 from tests.adversarial.attacks import REFERENCE, build_notebook, write_submission
 from tests.adversarial.test_attacks import course_with_assignments
+from tests.source_findings import held_against
 
 SEED = 35035
 
@@ -87,15 +86,7 @@ def _submission(cells):
 
 def _held_against(topic, cells):
     """``{item: [what the source analysis holds against it]}``."""
-    submission = _submission(cells)
-    names = {t for item in items_of(topic) for t in item.targets}
-    found = {}
-    for item in items_of(topic):
-        texts = [f.text() for rule in item.source for f in rule_findings(rule, submission)]
-        texts += [f.text() for f in affecting(submission, item.targets, names)]
-        if texts:
-            found[item.id] = texts
-    return found
+    return held_against(topic, _submission(cells))
 
 
 @pytest.mark.quick

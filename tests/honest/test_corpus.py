@@ -10,11 +10,10 @@ import pytest
 from autograder.checks import items_of
 from autograder.course.demo import _fill
 from autograder.engine import notebooks
-from autograder.evasion import affecting
-from autograder.source_rules import rule_findings
 from autograder.submitted_source import Submission
 from tests.honest.corpus import CORPUS, answers
 from tests.proving import ROOT
+from tests.source_findings import held_against
 
 ENTRIES = [(topic, name) for topic, entries in CORPUS.items() for name in entries]
 
@@ -30,15 +29,7 @@ def filled(topic, name):
 
 def source_verdicts(topic, name):
     """``{item: [what the source analysis holds against it]}``, only the items with something."""
-    submission = Submission.from_cells(notebooks.code_cells(filled(topic, name), topic))
-    names = {target for item in items_of(topic) for target in item.targets}
-    found = {}
-    for item in items_of(topic):
-        texts = [f.text() for rule in item.source for f in rule_findings(rule, submission)]
-        texts += [f.text() for f in affecting(submission, item.targets, names)]
-        if texts:
-            found[item.id] = texts
-    return found
+    return held_against(topic, Submission.from_cells(notebooks.code_cells(filled(topic, name), topic)))
 
 
 @pytest.mark.quick
