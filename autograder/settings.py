@@ -58,8 +58,12 @@ class SpeedSettings:
     ceilings: dict = field(default_factory=lambda: {"cpu": None, "cuda": 20_000.0})
     thresholds: dict = field(default_factory=lambda: {
         # The speed lessons' own issue calibrates these (see docs in autograder/checks/*).
-        "row_sum": SpeedThreshold(cpu=10.0, cuda=5.0, calibration=(
+        "row_sum": SpeedThreshold(cpu=6.0, cuda=5.0, calibration=(
             "check_row_sum_speed, torch.sum(x, 0) vs the slicing loop on [500, 10] float32, benchmarks/speed.py "
+            "--trusted --runs 10, 2026-11-28, with every timed input made inside the grader's clock (fresh rows of a "
+            "pool, about 10 us a call): at load 11-12 the reference min 9.2x (median 38.6x), naive max 3.4x (the "
+            "list loop); 6x lies between them (the reference once lost the item at 10x in a loaded full test run). "
+            "Before the inputs moved inside the clock, "
             "--trusted (the candidate in a worker, the baseline in a clean one, timed calls not under the op "
             "recorder), 1 timing thread, 2-core x86_64 shared with other jobs, torch 2.13.0, 2026-11-24/25: 10 runs "
             "at load 1.5-3.5: cpu reference min 42.6x (median 50.5x), naive max 2.9x (a loop in plain Python over "

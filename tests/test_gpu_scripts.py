@@ -76,4 +76,4 @@ def test_the_gpu_set_for_python_3_12_is_grading_only():
     assert {"nbgrader", "nbconvert", "nbclient", "sqlalchemy", "dask", "distributed", "numpy",
             "opencv-python-headless", "ipython", "pytest", "pytest-xdist", "hypothesis"} <= names
     assert not names & NOT_FOR_GRADING, names & NOT_FOR_GRADING
-    assert len(names) < 100
+    assert len(names) < 120     # most of it nbgrader's own requirements (jupyter-server and its tree)

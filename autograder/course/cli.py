@@ -12,7 +12,7 @@ from ..errors import UserError
 # The commands that work on a course directory, and where each keeps its assignment names (a list, or one name).
 COURSE_COMMANDS = {"build": "topics", "demo": "topics", "grade": "assignments", "export": "assignments",
                    "collect-zip": "assignment", "similarity": "assignments", "analysis": "assignments",
-                   "gradescope": "assignment", "kit": None, "pending": None, "review": None, "evidence": None}
+                   "gradescope": "assignments", "kit": None, "pending": None, "review": None, "evidence": None}
 DOING = {"settings": "list the settings", "collect-zip": "collect", "similarity": "write the similarity pages",
          "analysis": "write the item analysis", "gradescope": "write the Gradescope bundle", "kit": "write the kit",
          "pending": "list what is pending", "evidence": "write the evidence table", "build": "build",

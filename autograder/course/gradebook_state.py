@@ -11,10 +11,10 @@ repairs it.
 
 import os
 
-from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..engine.records import RECORDS, RecordStore
 from ..settings import COURSE_SETTINGS, settings
+from .trusted_execute import FeedbackStep
 
 
 class GradebookStateError(ValueError):
@@ -86,7 +86,7 @@ def require_gradebook(course):
         check_open(gradebook, records)
 
 
-class TrustedGradebook(NbGraderPreprocessor):
+class TrustedGradebook(FeedbackStep):
     """The first of ``generate_feedback``'s steps (``nbgrader_config.py``): the gradebook checked when the step is
     set up, before nbgrader removes or writes any feedback; a gradebook that is missing or does not match the records
     stops the command with the reason and the repair."""

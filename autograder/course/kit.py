@@ -66,9 +66,12 @@ def build_kit(course_dir, out_dir):
 
 
 def oracle_topics():
-    """The topics with a grader-only oracle (a module in ``autograder.oracles``)."""
+    """The topics with a grader-only oracle (a module in ``autograder.oracles`` named after a topic; ``speed``, the
+    grader's references for the speed checks, is none)."""
+    from ..checks import TOPICS
+
     oracles = importlib.import_module(f"{kit_contents.PACKAGE}.oracles")
-    return sorted(info.name for info in pkgutil.iter_modules(oracles.__path__))
+    return sorted(info.name for info in pkgutil.iter_modules(oracles.__path__) if info.name in TOPICS)
 
 
 def record_expected_outputs(course, names):

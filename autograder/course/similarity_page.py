@@ -62,9 +62,9 @@ def page(assignment, submissions, pairs, threshold):
         sections.append(
             f'<h2 id="pair-{n}">{html.escape(p.a)} ~ {html.escape(p.b)}: {p.score:.2f} of the statements in common'
             f" (token runs {p.runs:.2f})</h2>"
-            f'<p class="note">{shares_text(p)}</p>'
             f'<table class="code"><tr><th>{html.escape(p.a)}</th><th>{html.escape(p.b)}</th></tr>'
-            f"<tr><td>{_code(a, set(p.a_lines))}</td><td>{_code(b, set(p.b_lines))}</td></tr></table>")
+            f"<tr><td>{_code(a, set(p.a_lines))}</td><td>{_code(b, set(p.b_lines))}</td></tr></table>"
+            f'<p class="note">{shares_text(p)}</p>')        # under the pair's code: the heading's table follows it
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Similarity: {html.escape(assignment)}</title>
 <style>{STYLE}</style></head><body>

@@ -169,9 +169,13 @@ def test_a_scheduler_that_cannot_be_reached_stops_grade_with_what_to_do(tmp_path
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "autograder", "--course", str(tmp_path), "grade", "stability",
+    from autograder.course.build import scratch_course
+
+    course = scratch_course(ROOT, tmp_path)         # a course (source/ and nbgrader_config.py), nothing graded
+    before = sorted(p.relative_to(course) for p in course.rglob("*"))
+    out = subprocess.run([sys.executable, "-m", "autograder", "--course", str(course), "grade", "stability",
                           "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stdout + out.stderr
     assert out.stderr.startswith("Cannot grade: the Dask scheduler at tcp://127.0.0.1:1 cannot be reached")
     assert "dask worker tcp://127.0.0.1:1" in out.stderr and "Traceback" not in out.stderr
-    assert list(tmp_path.iterdir()) == []          # nothing written
+    assert sorted(p.relative_to(course) for p in course.rglob("*")) == before      # nothing written

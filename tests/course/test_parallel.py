@@ -171,7 +171,8 @@ def postgres(prepared, tmp_path_factory):
         env = dict(os.environ, AUTOGRADER_SETTINGS=str(course / "settings.json"))
         graded = subprocess.run(grade_command(course, "--scheduler", address), capture_output=True, text=True,
                                 timeout=600, env=env)
-        report = load_report(course)
+        with override({"grading": {"db_url": server.url}}):      # the course's gradebook is this one
+            report = load_report(course)
         pending = subprocess.run(grade_command(course, "--scheduler", address, "--pending"), capture_output=True,
                                  text=True, timeout=600, env=env)
         with override({"grading": {"db_url": server.url}}):

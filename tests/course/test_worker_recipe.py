@@ -43,7 +43,10 @@ def test_the_recipe_installs_as_the_readme_does():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     install = recipe()["install"]
     assert install.startswith("bash scripts/install-system-packages.sh sandbox && ")
-    assert install.split(" && ", 1)[1] in readme       # the README's venv and pip line, the grader's package
+    # the README's venv and pinned pip line, with the grader's package alone (no extra: a worker only grades)
+    assert install.split(" && ", 1)[1] == "python3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 -e ."
+    assert "python3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 -e '." in readme
+    assert "`pip install -e .` installs what grading needs" in readme
     assert "kit" not in install
 
 

@@ -140,3 +140,17 @@ def test_setup_stops_in_one_line_on_an_image_without_the_bundles_python(tmp_path
     assert done.stdout.startswith(f"setup.sh: this bundle's wheels are for Python {absent} and this image has Python")
     assert "choose the base image Ubuntu 22.04 in Gradescope" in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["setup.sh"]
+
+
+@pytest.mark.quick
+def test_run_autograder_imports_nothing_the_lean_bundle_leaves_out():
+    """Gradescope's bundle carries what grading needs and no more (no nbformat, nbgrader, JupyterLab, matplotlib):
+    ``run_autograder``'s whole import chain must work without them (a notice writer that imported nbformat failed
+    every run once)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; import autograder.course.gradescope.run; "
+             "print(sorted({'nbformat', 'nbgrader', 'jupyterlab', 'matplotlib', 'jupyterhub'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -21,8 +21,11 @@ MISTAKE = ("def masked_mean(x, low, high):\n    x = x.to(torch.float64)\n    kee
 
 
 def cells():
-    return notebooks.code_cells(notebooks.read(ROOT / "source" / TOPIC / f"{TOPIC}.ipynb"), TOPIC) + [
-        ("mistake", MISTAKE)]
+    """The reference's cells with the mistake in masked_mean's answer cell (one definition: a second one would put
+    the items under review)."""
+    return [(name, "import torch\n\n\n" + MISTAKE if name == "masked_mean" else source)
+            for name, source in notebooks.code_cells(notebooks.read(ROOT / "source" / TOPIC / f"{TOPIC}.ipynb"),
+                                                     TOPIC)]
 
 
 @pytest.mark.e2e
@@ -39,8 +42,9 @@ def test_the_trusted_grade_and_gradescope_name_the_mistake_once():
 
 def test_check_names_the_mistake(tmp_path, capsys):
     path = tmp_path / "answer.py"
-    path.write_text((ROOT / "solutions" / f"{TOPIC}.py").read_text(encoding="utf-8") + "\n" + MISTAKE,
-                    encoding="utf-8")
+    reference = (ROOT / "solutions" / f"{TOPIC}.py").read_text(encoding="utf-8")
+    start, end = reference.index("def masked_mean("), reference.index("# --- cell row_sum ---")
+    path.write_text(reference[:start] + MISTAKE + "\n\n" + reference[end:], encoding="utf-8")   # one definition
     assert selfcheck.main(TOPIC, path, as_json=True, seed=0) == 1
     items = json.loads(capsys.readouterr().out)["items"]
     assert sum(LOOKS_LIKE in i["message"] for i in items) == 1

@@ -73,10 +73,13 @@ OUT_OF_SEARCH = {
             "average_gradients all-reduces on rank 0 only (rank 0 hangs)",
             "average_gradients all-reduces the parameters too",
             "average_gradients does not skip a parameter without a gradient",
-            "average_gradients averages the parameters, not the gradients"),
+            "average_gradients averages the parameters, not the gradients",
+            "average_gradients filters on requires_grad, not on a gradient"),
     },
     PROFILE: {
-        "memory": ("most_expensive_op sorts by total CPU time", "most_expensive_op returns the most called operator"),
+        "memory": ("most_expensive_op sorts by total CPU time", "most_expensive_op returns the most called operator",
+                   "most_expensive_op profiles the first call, without warm-up",
+                   "most_expensive_op returns the profile's row, not its name"),
     },
     CUDA: {
         "basics": ("to_numpy without .cpu()",),

@@ -66,7 +66,7 @@ def row_sum(x):
 
 
 def test_memory_past_the_limit_is_the_students_and_says_so(ready):
-    cells = reference_cells() + [("hog", HOG)]
+    cells = [(name, HOG if name == "row_sum" else source) for name, source in reference_cells()]   # one definition
     with override({"grading": {"memory_limit_gb": 1}}):
         data = grade_job_here(TOPIC, cells, seed=5, sandbox=True)
     hogged = [r for r in data["items"] if r["kind"] == "raised: MemoryError"]
