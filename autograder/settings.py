@@ -61,7 +61,7 @@ class SpeedSettings:
         "row_sum": SpeedThreshold(cpu=6.0, cuda=5.0, calibration=(
             "check_row_sum_speed, torch.sum(x, 0) vs the slicing loop on [500, 10] float32, benchmarks/speed.py "
             "--trusted --runs 10, 2026-11-28, with every timed input made inside the grader's clock (fresh rows of a "
-            "pool, about 10 us a call): at load 11-12 the reference min 9.2x (median 38.6x), naive max 3.4x (the "
+            "pool, about 10 us a call): at load 11-12 the reference's lowest 9.2x (median 38.6x), naive max 3.4x (the "
             "list loop); 6x lies between them (the reference once lost the item at 10x in a loaded full test run). "
             "Before the inputs moved inside the clock, "
             "--trusted (the candidate in a worker, the baseline in a clean one, timed calls not under the op "

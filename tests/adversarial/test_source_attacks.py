@@ -14,6 +14,7 @@ import pytest
 
 from autograder.checks import items_of
 from autograder.course.grade import grade_all
+from autograder.evasion import affecting
 from autograder.engine import notebooks
 from autograder.submitted_source import Submission
 from tests.adversarial.attacks import REFERENCE, build_notebook, write_submission
