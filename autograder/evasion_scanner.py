@@ -20,11 +20,11 @@ HIDING_NAMES = {"_disable_current_modes", "DisableTorchFunction", "DisableTorchF
 TORCH_UNREADABLE = ("torch.utils.cpp_extension", "torch.hub", "torch.package", "torch.jit.CompilationUnit",
                     "torch.library")       # code from strings, files or native extensions the reading cannot see
 UNREADABLE_MODULES = ("ctypes", "_ctypes", "builtins", "importlib", "marshal", "runpy", "code", "codeop",
-                      "_frozen_importlib", "_imp")
+                      "_frozen_importlib", "_imp", "site", "pkgutil", "zipimport")
 # pickle is not among them: the distributed lesson's own cell unpickles what its processes send (the safe_load rule
 # reads it where an exercise loads a file); docs/security.md says what that leaves.
 READABLE = ("importlib.metadata", "importlib.resources")
-SYS_TRICKS = {"modules", "_getframe", "settrace", "setprofile", "meta_path", "path_hooks", "path_importer_cache",
+SYS_TRICKS = {"modules", "path", "_getframe", "settrace", "setprofile", "meta_path", "path_hooks", "path_importer_cache",
               "addaudithook", "_current_frames", "exc_info", "exception", "last_traceback", "_getframemodulename",
               "monitoring", "builtin_module_names"}
 GC_TRICKS = {"get_objects", "get_referrers", "get_referents"}
@@ -71,6 +71,13 @@ def _readable_module(name):
         return importlib.util.find_spec(root) is not None
     except (ImportError, ValueError):
         return False
+
+
+def _catches_import_error(kind):
+    """An ``except`` clause's type that catches ImportError (a bare ``except`` too)."""
+    names = [kind] if not isinstance(kind, ast.Tuple) else kind.elts
+    return kind is None or any(isinstance(n, ast.Name) and n.id in (
+        "ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names)
 
 
 class Scanner:
@@ -202,11 +209,23 @@ class Scanner:
             if root == "autograder" and (inside or part.label in self.answer_cells):
                 where = "inside a definition" if inside else "in a cell that defines an answer"
                 self.flag(part, node, f"imports `{name}` {where}", scope)
-            elif not _readable_module(name):
+            elif not _readable_module(name) and not self._optional(node):
                 self.flag(part, node, f"imports `{name}`, a module that is neither installed nor in the standard "
                                       "library (code the grader cannot read)", scope)
         # Importing torch internals, ctypes or importlib does nothing by itself: each use of the name is flagged
         # where it is (resolved through the import), so that only the items whose answers use it are affected.
+
+    def _optional(self, node):
+        """``node`` (an import) is in the body of a ``try`` that catches its ImportError: the code is written to go
+        on without the module. The worker cannot import a file the notebook wrote (its working directory is not on
+        ``sys.path``, and changing ``sys.path`` is read as a trick), so a missing module only raises there."""
+        child, here = node, self.parent.get(id(node))
+        while here is not None:
+            if isinstance(here, ast.Try) and child in here.body and any(
+                    _catches_import_error(handler.type) for handler in here.handlers):
+                return True
+            child, here = here, self.parent.get(id(here))
+        return False
 
     def _dotted(self, part, node, dotted, scope, inside):
         if not dotted:

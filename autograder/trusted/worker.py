@@ -368,7 +368,16 @@ def _student_line(error):
     return ""
 
 
+def _no_import_from_scratch():
+    """Drop the working directory (``python -m`` puts it first on ``sys.path``): the student's code may write files
+    there, and a module it wrote must not be importable under a name the source analysis took for missing
+    (``import matplotlib`` in ``try: ... except ImportError``: the lesson's own optional import)."""
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
+
+
 def main():
+    _no_import_from_scratch()
     reader, writer = _move_pipes()
     Worker.device = probe_device(sys.argv[1:])
     sys.argv = ["worker"]

@@ -164,6 +164,10 @@ def test_evasion_only_affects_the_items_whose_answer_reaches_it():
     "import torch\ntorch.backends.cudnn.benchmark = True\nf = torch.compile\ndef row_sum(x):\n    return x.sum(0)",
     "from autograder.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
     "import os\nos.environ['OMP_NUM_THREADS'] = '1'\nconfig = {}\nconfig['lr'] = 0.1\ntime = {}\ntime['x'] = 1",
+    # the AMP lesson's own optional import, on a machine without matplotlib (Gradescope's lean bundle)
+    "def show(y):\n    try:\n        import not_installed_plots.pyplot as plt\n        plt.plot(y)\n"
+    "    except ImportError:\n        print(y)\nshow([1, 2])",
+    "try:\n    import not_installed_plots\nexcept (ModuleNotFoundError, OSError):\n    pass",
 ])
 def test_honest_look_alikes_are_not_flagged(cell):
     cells = [cell] if "def row_sum" in cell else [cell, "def row_sum(x):\n    return x.sum(0)"]
@@ -230,6 +234,9 @@ def test_recursion_and_loops_over_rebound_shapes_are_loops(cells):
     (("def _go():\n    getattr(print.__self__, 'ex' + 'ec')('row_sum = None')\n_go()\n"
       "def row_sum(x):\n    return x.sum(0)",), "__self__"),
     (("import my_helpers\ndef row_sum(x):\n    return x.sum(0)",), "neither installed"),
+    (("try:\n    import my_helpers\nexcept KeyError:\n    pass\ndef row_sum(x):\n    return x.sum(0)",), "neither installed"),
+    (("import sys\nsys.path.insert(0, '.')\ndef row_sum(x):\n    return x.sum(0)",), "`sys.path"),
+    (("import site\nsite.addsitedir('.')\ndef row_sum(x):\n    return x.sum(0)",), "`site.addsitedir`"),
     (("import torch\ntorch.Tensor.__getitem__ = print\ndef row_sum(x):\n    return x.sum(0)",), "changes a module"),
     (("import time\ndef row_sum(x):\n    time.perf_counter = print\n    return x.sum(0)",), "changes a module"),
     (("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', '')\ndef row_sum(x):\n"
