@@ -20,7 +20,7 @@ import torch
 from ...compare import expect_close
 from ...contracts import exercised
 from ...errors import CheckFailure
-from ...expected_outputs import oracle
+from ...expected_outputs import is_recording, oracle
 from ...source_rules import uses
 from ...spec import current_check, graded
 from ...trusted.handle import handle
@@ -110,6 +110,9 @@ def _expect_single(check, entries, plan, case, hint):
     per_epoch = problems.steps_per_epoch(plan)
     before = [p.detach().double() for p in model.parameters()]
     for s, want in enumerate(history):
+        if is_recording():       # the kit tells a rank's own step as the grader does (known_steps)
+            for rank in range(len(entries)):
+                known_steps.own_step(plan, before, steps[s][rank])
         for rank, entry in enumerate(entries):
             what = (f"rank {rank}'s parameters after step {s % per_epoch} of epoch {s // per_epoch}, against one "
                     f"process training on every rank's samples of that step")

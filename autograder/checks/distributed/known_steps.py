@@ -99,7 +99,7 @@ def scale_of(before, after, want):
     return k if torch.allclose(taken, k * step, rtol=FIT_RTOL, atol=FIT_ATOL) else None
 
 
-def _own_step(plan, before, ids):
+def own_step(plan, before, ids):
     """The parameters after one process's step from ``before`` on the samples ``ids`` alone, or ``None`` where this
     installation cannot compute it (the student kit records no such step)."""
     model, x, y = problems.build(plan)
@@ -118,7 +118,7 @@ def expect_no_known_step(check, plan, before, after, want, *, what, case, ids=No
     student's ``average_gradients`` passed to ``all_reduce`` in that step, as the rank reports it (it only
     explains: the parameters rather than the gradients)."""
     __tracebackhide__ = True
-    own = _own_step(plan, before, ids) if ids else None
+    own = own_step(plan, before, ids) if ids else None
     if own is not None and scale_of(before, after, own) is not None and abs(scale_of(before, after, own) - 1) < 1e-2:
         params = type(reduced) is list and "parameters" in reduced and "gradients" not in reduced
         also = " (all_reduce was called on the parameters, not on their gradients)" if params else ""
