@@ -15,6 +15,7 @@ from nbgrader.preprocessors import GetGrades
 
 from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
 from autograder.course.lms import CanvasCollector, TimedExtractor
+from autograder.course.feedback_page import FeedbackPage
 from autograder.course.gradebook_state import TrustedGradebook
 from autograder.course.trusted_execute import FeedbackClearHiddenTests, RecordedGrades, TrustedExecute, TrustedMetadata
 from autograder.settings import SettingsError, settings, use_course
@@ -63,6 +64,8 @@ c.Autograde.sanitize_preprocessors = [TrustedMetadata] + list(
 # match the verdict records (autograder/course/gradebook_state.py), with the command that repairs it.
 c.GenerateFeedback.preprocessors = [TrustedGradebook, GetGrades, FeedbackClearHiddenTests, LateNote,
                                     CSSHTMLHeaderPreprocessor]
+# The page's contents name each item by its check (`check_softmax_forward`), not "Test cell".
+c.GenerateFeedback.exporter_class = FeedbackPage
 # An LMS download (Canvas's "Download Submissions" zip): `python -m autograder collect-zip` runs nbgrader's zip_collect
 # with these; each entry keeps its zip date as its submission time, and Canvas's file names give the student
 # (autograder/course/lms.py, docs/lms.md).

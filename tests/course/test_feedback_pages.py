@@ -1,12 +1,14 @@
 """What ``nbgrader generate_feedback`` gives students, through the course's configuration: a page for a notebook
-that could not be read (why, and what to do), no configuration warnings, an unchanged answer cell said in words, and
-a student's raised error shown once."""
+that could not be read (why, and what to do), no configuration warnings, an unchanged answer cell said in words
+(and nothing said under a written one), the contents naming each item by its check, and a student's raised error
+shown once."""
 
 import re
 
 import pytest
 
 from autograder.course.build import nbgrader, scratch_course
+from autograder.course.demo import _fill
 from autograder.course.grade import grade_all
 from autograder.course.trusted_execute import split_traceback
 from autograder.course.unreadable_feedback import NOTICE
@@ -18,17 +20,21 @@ TOPIC = "stability"
 
 @pytest.fixture(scope="module")
 def feedback(tmp_path_factory):
-    """``dave`` handed in a file that is not JSON, ``erin`` the notebook as released: graded, then
-    ``generate_feedback`` for both; ``(course, its output)``."""
+    """``dave`` handed in a file that is not JSON, ``erin`` the notebook as released, ``frank`` the reference
+    answers: graded, then ``generate_feedback`` for all three; ``(course, its output)``."""
     course = scratch_course(ROOT, tmp_path_factory.mktemp("course"), with_release=True)
-    for student in ("dave", "erin"):
+    for student in ("dave", "erin", "frank"):
         (course / "submitted" / student / TOPIC).mkdir(parents=True)
     (course / "submitted" / "dave" / TOPIC / f"{TOPIC}.ipynb").write_text('{"cells": [{"source": "oops',
                                                                            encoding="utf-8")
     notebooks.write(notebooks.read(course / "release" / TOPIC / f"{TOPIC}.ipynb"),
                     course / "submitted" / "erin" / TOPIC / f"{TOPIC}.ipynb")
-    results = {r.student: r for r in grade_all(course, [TOPIC], ["dave", "erin"], progress=None, workers=0)}
-    assert results["dave"].status == "error" and results["erin"].status == "graded"
+    release = notebooks.read(course / "release" / TOPIC / f"{TOPIC}.ipynb")
+    reference = notebooks.solution_sources(notebooks.read(ROOT / "source" / TOPIC / f"{TOPIC}.ipynb"))
+    notebooks.write(_fill(release, reference), course / "submitted" / "frank" / TOPIC / f"{TOPIC}.ipynb")
+    results = {r.student: r for r in grade_all(course, [TOPIC], ["dave", "erin", "frank"], progress=None,
+                                               workers=0)}
+    assert results["dave"].status == "error" and results["erin"].status == results["frank"].status == "graded"
     done = nbgrader(course, "generate_feedback", TOPIC, "--force")
     return course, done.stdout + done.stderr
 
@@ -52,7 +58,8 @@ def test_a_student_whose_notebook_cannot_be_read_gets_a_page_saying_why_and_what
 def test_no_configuration_warning_and_each_page_written(feedback):
     course, out = feedback
     assert "not recognized" not in out and "No notebooks were matched" not in out, out
-    assert {p.parent.parent.name for p in (course / "feedback").glob(f"*/{TOPIC}/{TOPIC}.html")} == {"dave", "erin"}
+    assert {p.parent.parent.name for p in (course / "feedback").glob(f"*/{TOPIC}/{TOPIC}.html")} == {
+        "dave", "erin", "frank"}
 
 
 @pytest.mark.e2e
@@ -60,6 +67,24 @@ def test_an_answer_cell_left_as_handed_out_is_said_in_words(feedback):
     text = page(feedback[0], "erin")
     assert "No response." not in text
     assert text.count("This answer cell is as it was handed out: no answer was written in it.") == 3
+
+
+@pytest.mark.e2e
+def test_full_answers_get_a_page_with_no_comment_on_their_cells(feedback):
+    text = page(feedback[0], "frank")
+    assert "(Score: 29.0 / 29.0)" in text
+    assert "No response." not in text and "as it was handed out" not in text and "Comments:" not in text
+
+
+@pytest.mark.e2e
+def test_the_contents_name_each_item_by_its_check(feedback):
+    from autograder.checks import items_of
+
+    for student in ("erin", "frank"):
+        text = page(feedback[0], student)
+        assert ">Test cell<" not in text
+        for item in items_of(TOPIC):
+            assert f'<a href="#{item.cell_id}">{item.name}</a>' in text, (student, item.id)
 
 
 @pytest.mark.e2e
