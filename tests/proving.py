@@ -101,3 +101,27 @@ def cell_points(topic, namespace, only=None):
         except AssertionError:
             points[item_id] = 0
     return points
+
+
+def reference_cells(topic, course=ROOT):
+    """``{grade id: reference text}`` of each answer cell, from ``course``'s source notebook of ``topic``."""
+    return notebooks.solution_sources(notebooks.read(Path(course) / "source" / topic / f"{topic}.ipynb"))
+
+
+def submission(topic, answers=None, course=ROOT):
+    """``course``'s release notebook of ``topic`` with ``answers`` (``{grade id: text}``; the reference's by default)
+    typed into its answer cells, as a student hands it in."""
+    from autograder.course.demo import _fill
+
+    release = notebooks.read(Path(course) / "release" / topic / f"{topic}.ipynb")
+    return _fill(release, reference_cells(topic, course) if answers is None else answers)
+
+
+def hand_in(course, student, topic, notebook, stamp=None):
+    """``notebook`` written where nbgrader's ``submitted/`` keeps ``student``'s ``topic``, with nbgrader's
+    ``timestamp.txt`` when ``stamp`` (its text) is given."""
+    target = Path(course) / "submitted" / student / topic
+    target.mkdir(parents=True, exist_ok=True)
+    notebooks.write(notebook, target / f"{topic}.ipynb")
+    if stamp is not None:
+        (target / "timestamp.txt").write_text(stamp, encoding="utf-8")

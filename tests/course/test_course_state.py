@@ -18,10 +18,8 @@ import sys
 import pytest
 
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
-from autograder.course.demo import _fill
-from autograder.engine import notebooks
 from autograder.settings import COURSE_SETTINGS
-from tests.proving import ROOT
+from tests.proving import ROOT, hand_in, submission
 
 TOPIC = "operators"
 DUE = datetime.datetime(2026, 11, 24, 12, 0, tzinfo=datetime.timezone.utc)
@@ -72,14 +70,9 @@ def csv_rows(course, tmp_path):
 def course(tmp_path_factory):
     work = scratch_course(ROOT, tmp_path_factory.mktemp("state") / "course")
     list(generate_assignments(work, [TOPIC]))
-    release = notebooks.read(work / "release" / TOPIC / f"{TOPIC}.ipynb")
-    reference = notebooks.solution_sources(notebooks.read(work / "source" / TOPIC / f"{TOPIC}.ipynb"))
     for student, offset in STUDENTS.items():
-        target = work / "submitted" / student / TOPIC
-        target.mkdir(parents=True)
-        notebooks.write(_fill(release, reference), target / f"{TOPIC}.ipynb")
         stamp = (DUE + datetime.timedelta(seconds=offset)).replace(tzinfo=None)
-        (target / "timestamp.txt").write_text(f"{stamp:%Y-%m-%d %H:%M:%S} UTC", encoding="utf-8")
+        hand_in(work, student, TOPIC, submission(TOPIC, course=work), stamp=f"{stamp:%Y-%m-%d %H:%M:%S} UTC")
     write_settings(work, DEADLINES)
     grade(work)
     return work

@@ -8,12 +8,11 @@ import re
 import pytest
 
 from autograder.course.build import nbgrader, scratch_course
-from autograder.course.demo import _fill
 from autograder.course.grade import grade_all
 from autograder.course.trusted_execute import split_traceback
 from autograder.course.unreadable_feedback import NOTICE
 from autograder.engine import notebooks
-from tests.proving import ROOT
+from tests.proving import ROOT, hand_in, submission
 
 TOPIC = "stability"
 
@@ -29,9 +28,7 @@ def feedback(tmp_path_factory):
                                                                            encoding="utf-8")
     notebooks.write(notebooks.read(course / "release" / TOPIC / f"{TOPIC}.ipynb"),
                     course / "submitted" / "erin" / TOPIC / f"{TOPIC}.ipynb")
-    release = notebooks.read(course / "release" / TOPIC / f"{TOPIC}.ipynb")
-    reference = notebooks.solution_sources(notebooks.read(ROOT / "source" / TOPIC / f"{TOPIC}.ipynb"))
-    notebooks.write(_fill(release, reference), course / "submitted" / "frank" / TOPIC / f"{TOPIC}.ipynb")
+    hand_in(course, "frank", TOPIC, submission(TOPIC, course=course))
     results = {r.student: r for r in grade_all(course, [TOPIC], ["dave", "erin", "frank"], progress=None,
                                                workers=0)}
     assert results["dave"].status == "error" and results["erin"].status == results["frank"].status == "graded"

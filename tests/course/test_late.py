@@ -13,9 +13,8 @@ import os
 
 import pytest
 
-from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
-from autograder.course.demo import _fill, buggy_cells
+from autograder.course.demo import buggy_cells
 from autograder.course.export import export_csv, export_gradescope
 from autograder.course.grade import grade_all
 from autograder.course.grading import load_report, points
@@ -24,7 +23,7 @@ from autograder.course.late import (DeadlineError, LatePolicy, Lateness, check_d
 from autograder.course.lms import export_canvas
 from autograder.course.report import gradebook_text
 from autograder.settings import override
-from tests.proving import ROOT
+from tests.proving import ROOT, hand_in, reference_cells, submission
 
 HOUR, DAY = 3600.0, 86400.0
 POLICY = {"deadlines": {"grace_minutes": 15,
@@ -133,15 +132,11 @@ def _stamp(offset):
 def late_course(tmp_path_factory):
     work = scratch_course(ROOT, tmp_path_factory.mktemp("late") / "course")
     list(generate_assignments(work, [TOPIC]))
-    release = notebooks.read(work / "release" / TOPIC / f"{TOPIC}.ipynb")
-    reference = notebooks.solution_sources(notebooks.read(work / "source" / TOPIC / f"{TOPIC}.ipynb"))
+    reference = reference_cells(TOPIC, work)
     answers = {"reference": reference, "buggy": {**reference, **buggy_cells(TOPIC)}}
     for student, (kind, offset, _) in STUDENTS.items():
-        target = work / "submitted" / student / TOPIC
-        target.mkdir(parents=True)
-        notebooks.write(_fill(release, answers[kind]), target / f"{TOPIC}.ipynb")
-        if offset is not None:
-            (target / "timestamp.txt").write_text(_stamp(offset), encoding="utf-8")
+        hand_in(work, student, TOPIC, submission(TOPIC, answers[kind], work),
+                stamp=None if offset is None else _stamp(offset))
     settings_file = work / "deadlines.json"
     settings_file.write_text(json.dumps(SETTINGS), encoding="utf-8")
     lines = []

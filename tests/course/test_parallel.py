@@ -25,7 +25,7 @@ import pytest
 from autograder.engine import notebooks
 from autograder.engine.records import KEPT as RESULTS
 from autograder.course import executors
-from autograder.course.build import generate_assignments, nbgrader, scratch_course
+from autograder.course.build import generate_assignments, scratch_course
 from autograder.course.demo import STUDENTS, write_submissions
 from autograder.course.grade import grade_all
 from autograder.course.grading import load_report, read_grades

@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 
-from autograder.checks import items_of, max_points
+from autograder.checks import items_of
 from autograder.engine import notebooks
 from autograder.course.build import generate_assignments, nbgrader, scratch_course
 from autograder.course.cli import main as cli

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from autograder.checks import TOPICS as ALL_TOPICS, items_of
-from autograder.course.demo import _fill, buggy_cells
+from autograder.course.demo import buggy_cells
 from autograder.course.gradescope import bundle
 from autograder.course.gradescope.fallback import USER
 from autograder.course.gradescope.results import late_from_metadata
@@ -31,7 +31,7 @@ from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here, job_cells, source_map
 from autograder.settings import override
 from tests.gradescope.outer import DockerLike
-from tests.proving import ROOT
+from tests.proving import ROOT, reference_cells, submission
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
@@ -142,12 +142,7 @@ def gradescope(bundles, tmp_path_factory):
     return Gradescope(tmp_path_factory.mktemp("gradescope"), bundles[TOPICS[0]][0])
 
 
-def reference_answers(topic):
-    return notebooks.solution_sources(notebooks.read(ROOT / "source" / topic / f"{topic}.ipynb"))
-
-
-def filled(topic, answers):
-    return _fill(notebooks.read(ROOT / "release" / topic / f"{topic}.ipynb"), answers)
+reference_answers, filled = reference_cells, submission
 
 
 # ---------------------------------------------------------------- the container, the bundles and setup.sh

@@ -222,7 +222,7 @@ DISTRIBUTED = {
         "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n    for g in grads:\n"
         "        dist.all_reduce(g)\n        g.div_(size)\n")},
     "ddp_type_hints": {"train_ddp": (
-        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel\nDDP = DistributedDataParallel\n"
         "from torch.utils.data import DataLoader, Dataset, DistributedSampler\n\n"
         "def train_ddp(rank: int, world_size: int, model: torch.nn.Module, dataset: Dataset, *, batch_size: int,\n"
         "              epochs: int, lr: float, seed: int) -> torch.nn.Module:\n    ddp = DDP(model)\n"

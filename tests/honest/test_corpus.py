@@ -11,24 +11,18 @@ import json
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.demo import _fill
 from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here, job_cells, source_map
 from autograder.submitted_source import Submission
 from tests.honest.corpus import CORPUS, answers
-from tests.proving import ROOT
+from tests.proving import ROOT, reference_cells, submission
 from tests.source_findings import held_against
 
 ENTRIES = [(topic, name) for topic, entries in CORPUS.items() for name in entries]
 
 
-def reference(topic):
-    return notebooks.solution_sources(notebooks.read(ROOT / "source" / topic / f"{topic}.ipynb"))
-
-
 def filled(topic, name):
-    release = notebooks.read(ROOT / "release" / topic / f"{topic}.ipynb")
-    return _fill(release, answers(topic, name, reference(topic)))
+    return submission(topic, answers(topic, name, reference_cells(topic)))
 
 
 def source_verdicts(topic, name):
@@ -41,7 +35,7 @@ def test_the_corpus_covers_every_assignment_and_the_issues_eight():
     assert len(ENTRIES) >= 60 and set(CORPUS) == {t for t, _ in ENTRIES} and len(CORPUS) == 10
     assert sum(name.startswith("issue_") for _, name in ENTRIES) == 8
     for topic, name in ENTRIES:
-        assert set(CORPUS[topic][name]) <= set(reference(topic)), (topic, name)
+        assert set(CORPUS[topic][name]) <= set(reference_cells(topic)), (topic, name)
 
 
 @pytest.mark.quick
@@ -51,9 +45,9 @@ def test_no_honest_answer_breaks_a_rule_or_goes_to_review(topic):
     assert {name: items for name, items in found.items() if items} == {}
 
 
-def graded_items(topic, name, reference_cells):
+def graded_items(topic, name, reference):
     """The items entry ``name`` can change (those whose answers its cells define), a GPU item left out."""
-    defined = {node.name for cell in CORPUS[topic][name] for node in ast.parse(reference_cells[cell]).body
+    defined = {node.name for cell in CORPUS[topic][name] for node in ast.parse(reference[cell]).body
                if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     return [item.id for item in items_of(topic) if set(item.targets) & defined and not item.needs]
 
@@ -64,11 +58,11 @@ def graded_items(topic, name, reference_cells):
 def test_every_honest_answer_gets_full_marks_from_the_grader(topic):
     """Each entry graded as ``grade`` grades a notebook (the trusted grader, its sandboxed worker, hidden variants),
     on the items its cells answer: every one full, none under review."""
-    reference_cells = reference(topic)
+    reference = reference_cells(topic)
     source = source_map(ROOT, topic)
     lost = {}
     for name in CORPUS[topic]:
-        only = graded_items(topic, name, reference_cells)
+        only = graded_items(topic, name, reference)
         assert only, (topic, name)
         cells = job_cells(json.loads(json.dumps(filled(topic, name))), topic, source)
         data = grade_job_here(topic, cells, seed=3535, sandbox=True, only=only)
