@@ -6,22 +6,24 @@ can lower those counters. So this reading can cost a point (more traffic than th
 all-reduced on every micro-batch, parameters all-reduced too) and, unlike the all-reduce counts measured in the
 student's process, it earns the point where the counts could be forged.
 
-Calibration (2026-11-28, 2-core x86_64, torch 2.13.0 CPU, gloo, 2 ranks, the plans of these items: 20 runs): with
-``g`` the bytes of the gradients the ranks average, forming the group and its barriers sent 6.4 to 7.3 KiB, DDP's
-start about 2.2 ``g``, and one averaging step 1.9 to 2.5 ``g`` (a ring all-reduce sends ``g`` each way; the
-reference, a second solution with one flat buffer, one all-reduce per parameter, and a loss all-reduced each step
-for logging). The mistakes sent 4.4 ``g`` per step (the parameters all-reduced as well) and 6.1 ``g``
-(``no_sync`` around the backward only: all-reduced on each of 3 micro-batches). The bound allows
-``STEP_BYTES_PER_GRADIENT_BYTE`` = 3.2 ``g`` a step, the start's 3 ``g`` and ``SETUP_BYTES``; a reading under one
-``g`` a step means the gradients did not cross the loopback during the call (another transport, or answers made
-before it), which an instructor reviews. The plans make ``g`` at least 16 KiB (``problems.WIDE_HIDDEN``), so that
-the gradients, not the packets' headers, make most of the traffic.
+Calibration (:data:`MEASURED`, 2026-11-28, 2-core x86_64, torch 2.13.0 CPU, gloo, 2 ranks, the plans of these
+items, 20 runs of each answer): with ``g`` the bytes of the gradients the ranks average, a correct step sent 1.9 to
+2.5 ``g`` (a ring all-reduce sends ``g`` each way; the reference, a second solution with one flat buffer, one
+all-reduce per parameter, and a loss all-reduced each step for logging), the mistakes 4.4 ``g`` (the parameters
+all-reduced as well) and 6.1 ``g`` (``no_sync`` around the backward only: all-reduced on each of 3 micro-batches).
+The bound allows ``STEP_BYTES_PER_GRADIENT_BYTE`` = 3.2 ``g`` a step, 3 ``g`` for DDP's start and ``SETUP_BYTES``; a
+reading under one ``g`` a step means the gradients did not cross the loopback during the call (another transport,
+or answers made before it), which an instructor reviews. The plans make ``g`` at least 16 KiB
+(``problems.WIDE_HIDDEN``), so that the gradients, not the packets' headers, make most of the traffic.
 """
 
 from ...errors import CheckFailure, UnderReview
 from ...trusted.loopback import sent_by_worker_of
 from . import problems
 
+# What the calibration measured (see above): bytes per optimizer step in units of g, and the start of a run
+MEASURED = {"correct_step": (1.9, 2.5), "params_too_step": 4.4, "backward_only_step": 6.1,
+            "setup_kib": (6.4, 7.3), "ddp_start": 2.2}
 SETUP_BYTES = 16 * 1024             # forming the group and its barriers: measured 6.4 to 7.3 KiB
 DDP_START_PER_GRADIENT_BYTE = 3.0   # DistributedDataParallel's start (parameters broadcast, shapes checked): 2.2 g
 STEP_BYTES_PER_GRADIENT_BYTE = 3.2  # one optimizer step: correct 1.9 to 2.5 g; the mistakes 4.4 g and more
