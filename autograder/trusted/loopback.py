@@ -16,7 +16,6 @@ import os
 import select
 from dataclasses import dataclass
 
-from .processes import _parent, _parents
 
 
 @dataclass(frozen=True)
@@ -28,6 +27,25 @@ class Loopback:
 
     def __sub__(self, other):
         return Loopback(self.bytes - other.bytes, self.packets - other.packets)
+
+
+def _parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _parents():
+    """``{pid: parent pid}`` of every process this one can see."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            parent = _parent(name)
+            if parent is not None:
+                found[int(name)] = parent
+    return found
 
 
 def _namespace(pid):
