@@ -78,7 +78,7 @@ class Item:
         return calls
 
 
-EVIDENCE = ("data", "drawn state", "clock", "source")
+EVIDENCE = ("data", "drawn state", "clock", "source", "traffic")
 
 
 def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), evidence=("data",), worker_facts="",
@@ -90,7 +90,9 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
     ``evidence``: what its points rest on, of :data:`EVIDENCE` ("data": what comes back, judged in the grader;
     "drawn state": values the grader draws, loaded into the student's object through its own ``load_state_dict``,
     and the outputs judged against the grader's own computation from them (a structure the object describes falsely
-    computes something else); "clock": the grader's clock on inputs drawn at grading time); "source" is added when
+    computes something else); "clock": the grader's clock on inputs drawn at grading time; "traffic": what the
+    worker's processes sent on the sandbox's own network, counted by the grader from outside (where the worker has a
+    network namespace of its own; elsewhere the item's worker facts decide)); "source" is added when
     ``source`` declares rules.
     ``worker_facts``: what the worker reports about itself for this item (op counts, node types): it explains and
     may cost points, never earns them. ``facts_only_cost``: the item's points are earned by the grader's own evidence

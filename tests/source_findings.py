@@ -14,6 +14,8 @@ def held_against(topic, submission):
     for item in items_of(topic):
         texts = [f.text() for rule in item.source for f in rule_findings(rule, submission)]
         texts += [f.text() for f in affecting(submission, item.targets, names)]
+        texts += [f.text() for rule in item.source if hasattr(rule, "undecided") and submission.answer(rule.target)
+                  for f in rule.undecided(submission.answer(rule.target))]     # what a rule leaves to review
         if texts:
             found[item.id] = texts
     return found

@@ -6,7 +6,9 @@ Generated from the spec (``@graded(..., evidence=..., source=[...], worker_facts
 when an item can earn a point on the worker's word: :func:`resting_on_the_worker`).
 
 Evidence kinds: **data** (what comes back, judged in the grader), **clock** (the grader's clock on inputs drawn at
-grading time), **source** (the submitted source as the grader parses it: the item's rules).
+grading time), **source** (the submitted source as the grader parses it: the item's rules), **traffic** (what the
+worker's processes sent on the sandbox's own network, counted by the grader from outside: only where the worker has
+a network namespace of its own, :data:`TRAFFIC_NOTE`).
 """
 
 import re
@@ -36,6 +38,16 @@ def resting_on_the_worker():
     return [f"{r['topic']}.{r['item']}" for r in rows() if r["worker_facts"] and not r.get("facts_only_cost")]
 
 
+TRAFFIC_NOTE = ("traffic*: read only where the worker has a network namespace of its own (bubblewrap). In the "
+                "fallback sandbox (and without one) the grader cannot tell the worker's traffic from its own: those "
+                "items rest on the rest of their evidence, and a worker that forges its report keeps their points "
+                "there.")
+
+
+def _evidence(row):
+    return ", ".join(kind + ("*" if kind == "traffic" else "") for kind in row["evidence"])
+
+
 def _facts(row):
     if not row["worker_facts"]:
         return "-"
@@ -46,13 +58,15 @@ def table():
     lines = ["| assignment | item | points | evidence | source rules | the worker's word (explains, may cost) |",
              "| --- | --- | --- | --- | --- | --- |"]
     for r in rows():
-        lines.append(f"| {r['topic']} | `{r['item']}` | {r['points']:g} | {', '.join(r['evidence'])} | "
+        lines.append(f"| {r['topic']} | `{r['item']}` | {r['points']:g} | {_evidence(r)} | "
                      f"{'; '.join(r['source']) or '-'} | {_facts(r)} |")
     totals = {}
     for r in rows():
         totals.setdefault(r["topic"], 0.0)
         totals[r["topic"]] += r["points"]
     lines.append("")
+    if any("traffic" in r["evidence"] for r in rows()):
+        lines += [TRAFFIC_NOTE, ""]
     lines.append("Points per assignment: " + ", ".join(f"{t} {p:g}" for t, p in totals.items()) + ".")
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ scores its points when every variant passes, else 0. This is how ``python -m
 autograder check`` grades without nbgrader, and how the kit's own tests prove each check.
 """
 
+import dataclasses
 import importlib
 import time
 import traceback
@@ -14,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..checks import items_of
 from ..errors import CheckFailure, UnderReview, WorkerLost
-from ..evasion import affecting
+from ..evasion import affecting, code_digest
 from ..feedback import kind_of, name_mistake, same_cause
 from ..source_rules import expect_source
 from ..spec import PendingGPU, run_seed
@@ -110,6 +111,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
     if source is not None and item.source:
         evidence["source_rules"] = [rule.describe() for rule in item.source]
     found = under_review(item, source) if status in (PASSED, FAILED) else []
+    found += undecided(item, source) if status == PASSED else []
     if found:
         evidence["review"] = {"constructs": [f.as_dict() for f in found],
                               "on_accept": {"status": status, "score": score, "message": message}}
@@ -126,6 +128,20 @@ def under_review(item, source):
         return []
     names = {target for other in items_of(item.topic) for target in other.targets}
     return affecting(source, item.targets, names)
+
+
+def undecided(item, source):
+    """What ``item``'s source rules cannot decide on ``source`` (``rule.undecided``: a change of the caller's flag
+    the reading cannot place), each with the digest of the code the answers run: a pass on the rest of the evidence
+    goes to review, never to points."""
+    if source is None:
+        return []
+    found = [f for rule in item.source if hasattr(rule, "undecided") and source.answer(rule.target)
+             for f in rule.undecided(source.answer(rule.target))]
+    if not found:
+        return []
+    digest = code_digest(source, item.targets)
+    return [dataclasses.replace(f, code=digest) for f in found]
 
 
 def raised_by_student(error):

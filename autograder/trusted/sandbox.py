@@ -237,6 +237,10 @@ def stop(proc, grace_s=0.0):
     proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         close_quietly(stream)
+    member = getattr(proc, "loopback_member", None)     # loopback.sent's pidfd
+    if member and member[1] is not None:
+        os.close(member[1])
+        proc.loopback_member = (None, None)
     cgroups.remove(getattr(proc, "cgroup", None))
 
 

@@ -212,6 +212,24 @@ REFUSAL_NAMED = NAMED + '''
 _LIES.update(refusal_run=lambda honest: lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False})
 '''
 
+# basics: the state of x after grad_of reported as it was before the call (the flag grad_of left set is hidden)
+GRAD_STATE_NAMED = NAMED + '''
+import autograder.checks.basics.inworker as _inworker
+
+
+def _flag_kept(honest):
+    def grad_of_leaving(grad_of, f, kind, base, here=None):
+        x, owner = here or _inworker.grad_input(kind, base)
+        flag = x.requires_grad
+        answer = honest(grad_of, f, kind, base, here=(x, owner))
+        answer["x"]["requires_grad"] = flag
+        return answer
+    return grad_of_leaving
+
+
+_LIES.update(grad_of_leaving=_flag_kept)
+'''
+
 # A predict that its old source rule ("uses no_grad") passed: only the worker's "no graph" told it from the reference
 NO_GRAD_STATEMENT = '''
 import torch
@@ -239,6 +257,7 @@ CASES = [
     ("stability", "softplus as a plain function (no custom backward)", CUSTOM_BACKWARD_NAMED, None),
     ("vectorization", "masked_batch_mean branching on lengths' values", COMPILE_NAMED, None),
     ("amp", "load_checkpoint with weights_only=False", REFUSAL_NAMED, None),
+    ("basics", "grad_of leaving requires_grad set on x", GRAD_STATE_NAMED, None),
 ]
 
 

@@ -1,10 +1,17 @@
-"""The basics checks pass correct solutions and catch each realistic mistake."""
+"""The basics checks pass correct solutions and catch each realistic mistake; the source rule that reads whether
+``grad_of`` and ``to_numpy`` change the caller's ``requires_grad`` fails the mistake and sends what it cannot place to
+review, never to points."""
+
+import inspect
+import textwrap
 
 import numpy as np
 import pytest
 import torch
 
 from autograder.checks import basics
+from autograder.checks.basics.rules import leaves_argument_flag
+from autograder.submitted_source import Submission
 from tests.mutants.basics import MUTANTS
 from tests.proving import failing, reference, with_replacements
 
@@ -92,3 +99,135 @@ def test_a_wrong_shaped_gradient_gets_the_gradient_hint_not_the_reduction_hint()
     result = run_check(basics.check_grad_of_values, {"grad_of": grad_of_flattened})
     assert not result.passed and "has shape" in result.message
     assert "gradient with respect to x itself" in result.message and "keepdim" not in result.message
+
+
+# ---------------------------------------------------------------- the caller's flag, read from the source
+
+GRAD_OF_RULE = leaves_argument_flag("grad_of")
+TO_NUMPY_RULE = leaves_argument_flag("to_numpy", position=0)
+HEAD = "import copy\nimport torch\n\n\ndef grad_of(f, x):\n"
+
+
+def _verdict(rule, text):
+    """``(failures, undecided)``: the constructs the rule holds against the answer, and those it leaves to review."""
+    answer = Submission.from_text(text).answer(rule.target)
+    return [f.construct for f in rule.findings(answer)], [f.construct for f in rule.undecided(answer)]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("body", [
+    "    leaf = x.detach().requires_grad_(True)\n    return torch.autograd.grad(f(leaf), leaf)[0]\n",
+    "    with torch.enable_grad():\n        point = x.detach().clone()\n        point.requires_grad = True\n"
+    "        f(point).backward()\n    return point.grad\n",
+    "    x = x.detach()\n    x.requires_grad_()\n    return torch.autograd.grad(f(x), x)[0]\n",
+    "    x = x.detach().to(torch.float64)\n    x.requires_grad_(True)\n    return torch.autograd.grad(f(x), x)[0]\n",
+    "    leaf = torch.tensor(x.tolist(), dtype=x.dtype, requires_grad=True)\n"
+    "    return torch.autograd.grad(f(leaf), leaf)[0]\n",
+    "    leaf = copy.deepcopy(x.detach())\n    leaf.requires_grad_()\n    return torch.autograd.grad(f(leaf), leaf)[0]\n",
+    "    return torch.func.grad(f)(x.detach())\n",
+    "    y = x.data.clone() if x.is_leaf else x.detach()\n    y.requires_grad_(True)\n"
+    "    (g,) = torch.autograd.grad(f(y), [y])\n    return g\n",
+])
+def test_honest_grad_of_keeps_the_rule_and_goes_to_no_review(body):
+    assert _verdict(GRAD_OF_RULE, HEAD + body) == ([], [])
+
+
+@pytest.mark.quick
+def test_a_helper_that_makes_a_new_leaf_is_followed():
+    text = ("import torch\n\n\ndef new_leaf(t):\n    return t.detach().requires_grad_()\n\n\n"
+            "def grad_of(f, x):\n    leaf = new_leaf(x)\n    return torch.autograd.grad(f(leaf), leaf)[0]\n")
+    assert _verdict(GRAD_OF_RULE, text) == ([], [])
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("body", [
+    "    x.requires_grad_(True)\n    return torch.autograd.grad(f(x), x)[0]\n",
+    "    x.requires_grad = True\n    return torch.autograd.grad(f(x), x)[0]\n",
+    "    setattr(x, 'requires_grad', True)\n    return torch.autograd.grad(f(x), x)[0]\n",
+    "    y = x\n    y.requires_grad_()\n    return torch.autograd.grad(f(y), y)[0]\n",
+    "    torch.Tensor.requires_grad_(x)\n    return torch.autograd.grad(f(x), x)[0]\n",
+    "    x.requires_grad_()\n    grad = torch.autograd.grad(f(x), x)[0]\n    x = None\n    return grad\n",
+])
+def test_setting_the_flag_on_the_argument_fails_on_the_source(body):
+    failures, undecided = _verdict(GRAD_OF_RULE, HEAD + body)
+    assert failures == ["`grad_of` changes `requires_grad` of its argument `x` and never sets it back"]
+    assert undecided == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("body", [
+    # set and set back: right only if the flag is what it was, which the reading does not follow
+    "    was = x.requires_grad\n    x.requires_grad_(True)\n    try:\n        return torch.autograd.grad(f(x), x)[0]\n"
+    "    finally:\n        x.requires_grad_(was)\n",
+    "    x.requires_grad_(True)\n    f(x).backward()\n    grad = x.grad\n    x.requires_grad_(False)\n    return grad\n",
+    # x.to(dtype) and x.float() are x itself when nothing changes
+    "    x = x.to(torch.float64).requires_grad_()\n    return torch.autograd.grad(f(x), x)[0].float()\n",
+    "    leaf = x.float()\n    leaf.requires_grad_()\n    return torch.autograd.grad(f(leaf), leaf)[0]\n",
+    "    for t in [x]:\n        t.requires_grad_()\n    return torch.autograd.grad(f(x), x)[0]\n",
+])
+def test_a_change_the_reading_cannot_place_goes_to_review_never_to_points(body):
+    failures, undecided = _verdict(GRAD_OF_RULE, HEAD + body)
+    assert failures == [] and undecided and all("`grad_of` changes `requires_grad` of" in u for u in undecided)
+
+
+@pytest.mark.quick
+def test_a_helper_that_sets_the_flag_on_its_parameter_goes_to_review():
+    text = ("import torch\n\n\ndef leafify(t):\n    return t.requires_grad_()\n\n\n"
+            "def grad_of(f, x):\n    x = leafify(x)\n    return torch.autograd.grad(f(x), x)[0]\n")
+    assert _verdict(GRAD_OF_RULE, text) == ([], ["`grad_of` changes `requires_grad` of `t`, which may be the "
+                                                 "caller's `x`: the grader cannot tell from the source whether it "
+                                                 "is left as it was"])
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("text, failed", [
+    ("def to_numpy(t):\n    return t.detach().cpu().numpy()\n", False),
+    ("def to_numpy(t):\n    return t.numpy(force=True)\n", False),
+    ("def to_numpy(t):\n    t.requires_grad_(False)\n    return t.cpu().numpy()\n", True),
+    ("def to_numpy(t):\n    t.detach_()\n    return t.cpu().numpy()\n", True),
+])
+def test_to_numpy_that_clears_its_arguments_flag_fails_on_the_source(text, failed):
+    failures, undecided = _verdict(TO_NUMPY_RULE, text)
+    assert bool(failures) is failed and undecided == []
+
+
+@pytest.mark.quick
+def test_the_reference_alternative_and_every_grad_of_mutant_as_the_rule_reads_them():
+    """The answers of the proofs, read from their own files: the correct ones keep the rule with nothing to review;
+    the mutant that leaves the flag set fails on the source, the one that sets it back goes to review, the others
+    change no flag of the argument."""
+    from tests.alternatives import basics as alternative
+    from tests.mutants import basics as mutants
+
+    for fn in (reference(TOPIC)["grad_of"], alternative.grad_of, mutants.grad_of_create_graph,
+               mutants.grad_of_tuple, mutants.grad_of_finite_differences):
+        assert _verdict(GRAD_OF_RULE, _renamed(fn, "grad_of")) == ([], []), fn.__name__
+    assert _verdict(GRAD_OF_RULE, _renamed(mutants.grad_of_flag_left_set, "grad_of"))[0]
+    assert _verdict(GRAD_OF_RULE, _renamed(mutants.grad_of_backward_on_x, "grad_of"))[1]
+    for fn in (reference(TOPIC)["to_numpy"], alternative.to_numpy):
+        assert _verdict(TO_NUMPY_RULE, _renamed(fn, "to_numpy")) == ([], []), fn.__name__
+    assert _verdict(TO_NUMPY_RULE, _renamed(mutants.to_numpy_clearing_the_flag, "to_numpy"))[0]
+
+
+def _renamed(fn, name):
+    source = textwrap.dedent(inspect.getsource(fn))
+    return "import numpy as np\nimport torch\n\n\n" + source.replace(f"def {fn.__name__}(", f"def {name}(", 1)
+
+
+def test_a_flag_set_and_set_back_is_reviewed_with_the_checks_own_verdict_kept_for_acceptance():
+    """Graded on its cells: the item is under review (0 until an instructor decides), and what an acceptance would
+    give is the check's own verdict (this answer is right: passed), kept in the record."""
+    from autograder.checks import items_of
+    from autograder.engine.results import PASSED, UNDER_REVIEW, grade_item
+
+    text = ("import torch\n\n\ndef grad_of(f, x):\n    was = x.requires_grad\n    x.requires_grad_(True)\n"
+            "    try:\n        return torch.autograd.grad(f(x), x)[0]\n    finally:\n        x.requires_grad_(was)\n")
+    namespace = {}
+    exec(compile(text, "<cell grad_of>", "exec"), namespace)
+    item = next(i for i in items_of(TOPIC) if i.id == "grad_of_values")
+    result = grade_item(item, namespace, seed=0, hidden=False, source=Submission.from_cells([("grad_of", text)]))
+    assert result.status == UNDER_REVIEW and result.score == 0
+    review = result.evidence["review"]
+    assert review["on_accept"]["status"] == PASSED
+    assert all(c["code"] and "changes `requires_grad` of its argument `x`" in c["construct"]
+               for c in review["constructs"])

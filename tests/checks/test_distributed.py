@@ -1,19 +1,22 @@
 """The distributed checks: the source rules that earn the DDP and no_sync points, the facts that only cost, the
 grader's launcher (bounded, no rank outlives it, and a rank that raises fails the whole job promptly with its
-message), and the messages of the launcher's failures."""
+message), the messages of the launcher's failures, and the traffic the grader reads from outside a sandboxed worker
+with its bounds."""
 
 import os
 import signal
+import sys
 import time
 
 import pytest
 
 from autograder.checks import distributed
-from autograder.checks.distributed import launcher, problems
+from autograder.checks.distributed import launcher, problems, traffic
 from autograder.checks.distributed.rules import uses_method
 from autograder.errors import CheckFailure
 from autograder.source_rules import rule_findings, uses
 from autograder.submitted_source import Submission
+from autograder.trusted import loopback, sandbox
 from tests.mutants.distributed import _accumulating
 from tests.proving import failing_among, reference, run_check, with_replacements
 
@@ -309,3 +312,67 @@ def test_the_lessons_given_launcher_prints_nothing_after_a_success():
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "done", done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr
+
+
+# ---------------------------------------------------------------- the traffic read from outside the worker
+
+MEASURED = traffic.MEASURED     # per optimizer step in units of the gradients' bytes g, and the start of a run
+
+
+def _item_plans(seed):
+    return (distributed._plans(seed + 100, 2, accumulation=3, wide=True)[0],
+            distributed._plans(seed + 300, 2, frozen=True, unused=True, wide=True)[0])
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", range(12))
+def test_the_traffic_bound_lies_between_the_measured_correct_runs_and_the_mistakes(seed):
+    for plan, ddp, mistake in zip(_item_plans(seed), (True, False), ("backward_only_step", "params_too_step")):
+        g = traffic.gradient_bytes(plan)
+        steps = problems.steps_per_epoch(plan) * plan["epochs"]
+        start = MEASURED["setup_kib"][1] * 1024 + (MEASURED["ddp_start"] * g if ddp else 0)
+        least, most = traffic.bounds(plan, ddp=ddp)
+        assert g >= 16 * 1024
+        assert least < start + steps * MEASURED["correct_step"][0] * g
+        assert start + steps * MEASURED["correct_step"][1] * g < most
+        assert start + steps * MEASURED[mistake] * g > most * 1.1
+
+
+@pytest.mark.quick
+def test_nothing_is_read_for_a_function_in_this_process():
+    reading = traffic.Reading(lambda: None)
+    with reading:
+        pass
+    assert reading.sent is None
+    traffic.expect_traffic("check_x", _item_plans(0)[1], reading, ddp=False, what="f", case="c", hint="h")
+
+
+SENDER = ("import socket, sys\nsys.stdin.readline()\nserver = socket.create_server(('127.0.0.1', 0))\n"
+          "client = socket.create_connection(server.getsockname())\npeer, _ = server.accept()\n"
+          "client.sendall(b'x' * 100000)\ngot = 0\nwhile got < 100000:\n    got += len(peer.recv(65536))\n"
+          "print('sent', flush=True)\nsys.stdin.readline()\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_the_loopback_of_a_sandboxed_worker_is_read_from_outside(tmp_path, sandboxed):
+    """The grader reads what a sandboxed process sent on its own ``lo``; a process without a network namespace of
+    its own gives no reading (the grader's own traffic would be counted)."""
+    if sandboxed:
+        try:
+            sandbox.probe()
+        except sandbox.SandboxUnavailable as why:
+            pytest.skip(f"no sandbox here: {why}")
+    proc = sandbox.start([sys.executable, "-c", SENDER], scratch=str(tmp_path), sandboxed=sandboxed)
+    try:
+        before = loopback.sent(proc)
+        proc.stdin.write(b"\n")
+        assert proc.stdout.readline() == b"sent\n"
+        after = loopback.sent(proc)
+    finally:
+        proc.stdin.write(b"\n")
+        sandbox.stop(proc, grace_s=2)
+    if not sandboxed:
+        assert before is None and after is None
+        return
+    assert 100000 <= (after - before).bytes < 110000
+    assert loopback.sent(proc) is None       # gone: nothing is read from a number that may be reused

@@ -19,6 +19,7 @@ from ...trusted.remote import Callback
 from . import inworker
 from .contract import REQUIRES_GRAD_LABELS, VIEW_LABELS
 from .inworker import InWorker
+from .rules import leaves_argument_flag
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
 GRAD_TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-12)}
@@ -71,17 +72,19 @@ def _grad_input(gen, dtype, device):
     return x.to(dtype=dtype, device=device)
 
 
-@graded(5, hidden=[{"cases": 60, "leave_cases": 12}], facts_only_cost=True,
-        worker_facts="x's requires_grad, .grad and values after the call, and its leaf's .grad")
+@graded(5, hidden=[{"cases": 60, "leave_cases": 12}], source=[leaves_argument_flag("grad_of")],
+        facts_only_cost=True, worker_facts="x's requires_grad, .grad and values after the call, and its leaf's .grad")
 def check_grad_of_values(grad_of, *, seed=0, cases=30, leave_cases=6):
     """The gradient of functions the student has not seen: same shape, dtype and device as ``x``, detached
     (no ``requires_grad``, no ``grad_fn``), equal to autograd's float64 gradient, for inputs of rank 0 to 3,
     float32 and float64, contiguous or not; then on an ``x`` that requires grad, holds an earlier ``.grad`` or is
     computed from a leaf, the right gradient with ``x`` (and its leaf) left as they were.
 
-    The points rest on the gradients that come back (data). Whether ``x``'s flag and ``.grad`` were left alone is
-    known only to the worker that holds ``x``: that report can only cost (docs/security.md), so it is a
-    precondition of these points rather than an item of its own."""
+    The points rest on the gradients that come back (data) and on the source: ``grad_of`` sets ``requires_grad`` on
+    no object that may be the caller's ``x`` (``rules.py``; a change the reading cannot place goes to the
+    instructor's review). Whether ``x``'s flag and ``.grad`` were left alone is known only to the worker that holds
+    ``x``: that report can only cost (docs/security.md), so it is a precondition of these points rather than an item
+    of its own."""
     __tracebackhide__ = True
     check = current_check()
     _grad_values(check, grad_of, seed, cases)
@@ -235,10 +238,12 @@ def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
         _expect_array(check, result, t, kind=f"a {'CUDA' if device == 'cuda' else 'CPU'} tensor,")
 
 
-@graded(1, hidden=[{"cases": 12}], facts_only_cost=True, worker_facts="the argument's requires_grad after the call")
+@graded(1, hidden=[{"cases": 12}], source=[leaves_argument_flag("to_numpy", position=0)], facts_only_cost=True,
+        worker_facts="the argument's requires_grad after the call")
 def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
     """Tensors that require grad (a leaf, an ``nn.Parameter``, the result of a computation) convert without
-    error to their values; the tensor keeps its ``requires_grad`` flag."""
+    error to their values; the tensor keeps its ``requires_grad`` flag: read from the source (``to_numpy`` changes
+    the flag of no object that may be its argument, ``rules.py``), and as the worker reports it (only costs)."""
     __tracebackhide__ = True
     check = current_check()
     gen = torch.Generator().manual_seed(400 + seed)

@@ -12,8 +12,12 @@ The lesson's launcher, ``run_ranks``, is given code, not an exercise: the grader
 
 Which evidence earns which point (docs/distributed.md): samples and parameters are data; that ``train_ddp`` wraps
 the model in ``DistributedDataParallel`` and that ``train_accumulate`` enters ``no_sync()`` are read from the
-submitted source. The all-reduce counts are measured in the student's process: they explain and cost, never earn.
+submitted source; that the gradients were all-reduced once per step (and the parameters not) is read from the traffic
+the ranks sent on the sandbox's own network, counted by the grader outside the student's process (``traffic.py``).
+The all-reduce counts are measured in the student's process: they explain and cost, never earn.
 """
+
+import contextlib
 
 import torch
 
@@ -24,7 +28,7 @@ from ...expected_outputs import is_recording, oracle
 from ...source_rules import uses
 from ...spec import current_check, graded
 from ...trusted.handle import handle
-from . import known_steps, problems, ranks
+from . import known_steps, problems, ranks, traffic
 from .rules import uses_method
 
 DDP_NAMES = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
@@ -38,15 +42,17 @@ SINGLE_TOL = {"rtol": 1e-4, "atol": 1e-5}     # float32 ranks against the grader
 BESIDE_S = problems.LAUNCH_DEADLINE_S + 20    # a launch keeps its own limits inside (launcher.launch)
 
 
-def _entries(check, fn, probe, plan, call):
-    """Every rank's record of ``probe``'s run of ``fn`` on ``plan``; a failure raised with the case."""
+def _entries(check, fn, probe, plan, call, reading=None):
+    """Every rank's record of ``probe``'s run of ``fn`` on ``plan``; a failure raised with the case. With
+    ``reading`` (a ``traffic.Reading`` of ``fn``), the grader reads the sandbox's loopback around the run."""
     __tracebackhide__ = True
     case = problems.describe(plan, call)
     exercised(f"world_size_{plan['world_size']}", *([f"accumulation_{plan['accumulation']}"]
                                                      if plan["accumulation"] > 1 else []),
               *(["frozen_parameter"] if plan.get("frozen") else []),
               *(["unused_parameter"] if plan.get("unused") else []))
-    answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
+    with reading or contextlib.nullcontext():
+        answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
     if "failure" in answer:
@@ -129,10 +135,10 @@ def _expect_single(check, entries, plan, case, hint):
         before = want
 
 
-def _plans(seed, world_size, accumulation=1, frozen=False, unused=False):
+def _plans(seed, world_size, accumulation=1, frozen=False, unused=False, wide=False):
     gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
     return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen,
-                                   unused=unused)]
+                                   unused=unused, wide=wide)]
 
 
 # ---------------------------------------------------------------- train_ddp
@@ -225,15 +231,25 @@ def check_accumulate_matches_single(train_accumulate, *, seed=0, world_size=2):
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
 
 
-@graded(2, source=[uses_method("train_accumulate", "no_sync")], facts_only_cost=True,
+NO_SYNC_HINT = ("Run the backward of every micro-batch but the last inside `with ddp.no_sync():` (its forward "
+                "too: DDP arms the all-reduce in the forward); the last one's backward all-reduces the accumulated "
+                "sum.")
+
+
+@graded(2, source=[uses_method("train_accumulate", "no_sync")], evidence=("data", "traffic"), facts_only_cost=True,
         worker_facts="the all-reduces DDP made in each optimizer step (a communication hook in the student's process)")
 def check_accumulate_no_sync(train_accumulate, *, seed=0):
-    """``no_sync()`` is entered (read from the source), the parameters are right after every step, and, as measured
-    in the student's process, DDP all-reduced once per optimizer step, not once per micro-batch."""
+    """``no_sync()`` is entered (read from the source), the parameters are right after every step, and the ranks
+    averaged the gradients once per optimizer step, not once per micro-batch: what they sent on the sandbox's
+    network, read by the grader from outside the student's process, is what one all-reduce a step needs
+    (``traffic.py``). The all-reduces counted in the student's process explain a failure and can only cost; where
+    the worker shares the grader's network (the fallback sandbox, one process) they are all there is, and a worker
+    that forges them keeps the point there (docs/security.md)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 100, 2, accumulation=3):
-        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate")
+    for plan in _plans(seed + 100, 2, accumulation=3, wide=True):
+        reading = traffic.Reading(train_accumulate)
+        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate", reading)
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
         counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
@@ -243,9 +259,9 @@ def check_accumulate_no_sync(train_accumulate, *, seed=0):
                                       f"(one bucket: once per synchronized backward); with "
                                       f"accumulation={plan['accumulation']}, it should all-reduce once per step, "
                                       f"on the last micro-batch.\nCase: {case}",
-                               hint="Run the backward of every micro-batch but the last inside `with "
-                                    "ddp.no_sync():`; the last one's backward all-reduces the accumulated sum.",
-                               measurements={"allreduces": counts[0]})
+                               hint=NO_SYNC_HINT, measurements={"allreduces": counts[0]})
+        traffic.expect_traffic(check, plan, reading, ddp=True, what="train_accumulate", case=case,
+                               hint=NO_SYNC_HINT)
 
 
 # ---------------------------------------------------------------- average_gradients
@@ -267,16 +283,25 @@ def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
 
 
-@graded(1, facts_only_cost=True,
+PARAMS_TOO_HINT = ("All-reduce the gradients only, once each: the parameters are already equal on every rank "
+                   "(same start, same averaged gradient).")
+
+
+@graded(1, evidence=("data", "traffic"), facts_only_cost=True,
         worker_facts="the torch.distributed.all_reduce calls per step (a TorchFunctionMode in the student's process)")
 def check_average_calls(average_gradients, *, seed=0):
     """The parameters are right after every step, with a frozen parameter and a trainable one that the forward does
-    not use (both without a gradient), and, as measured in the student's process, every rank called ``all_reduce``
-    at least once and at most once per parameter in every step (a flattened buffer counts once)."""
+    not use (both without a gradient), and only the gradients were averaged: what the ranks sent on the sandbox's
+    network, read by the grader from outside the student's process, is what one all-reduce of the gradients a step
+    needs (``traffic.py``). The ``all_reduce`` calls counted in the student's process (at least one, at most one per
+    parameter, a flattened buffer counting once) explain a failure and can only cost; where the worker shares the
+    grader's network they are all there is (docs/security.md)."""
     __tracebackhide__ = True
     check = current_check()
-    for plan in _plans(seed + 300, 2, frozen=True, unused=True):
-        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
+    for plan in _plans(seed + 300, 2, frozen=True, unused=True, wide=True):
+        reading = traffic.Reading(average_gradients)
+        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)",
+                                 reading)
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
         parameters = len(entries[0]["steps"][0]["params"])
@@ -286,6 +311,6 @@ def check_average_calls(average_gradients, *, seed=0):
             raise CheckFailure(check, f"average_gradients called all_reduce {counts[0]} times in rank 0's steps; "
                                       f"the model has {parameters} parameters, so one step needs at most "
                                       f"{parameters} (one per gradient).\nCase: {case}",
-                               hint="All-reduce the gradients only, once each: the parameters are already equal "
-                                    "on every rank (same start, same averaged gradient).",
-                               measurements={"allreduces": counts[0]})
+                               hint=PARAMS_TOO_HINT, measurements={"allreduces": counts[0]})
+        traffic.expect_traffic(check, plan, reading, ddp=False, what="average_gradients", case=case,
+                               hint=PARAMS_TOO_HINT)

@@ -45,23 +45,30 @@ def _size(gen, low, high):
     return int(torch.randint(low, high + 1, (1,), generator=gen))
 
 
-def training_plan(gen, *, world_size, accumulation=1, epochs=2, frozen=False, unused=False):
+WIDE_HIDDEN = 1024   # the hidden width of the plans whose traffic is judged (traffic.py): gradients of 16 KiB or more
+
+
+def training_plan(gen, *, world_size, accumulation=1, epochs=2, frozen=False, unused=False, wide=False):
     """A plan for :func:`build`: a two-layer tanh network, a regression dataset whose size the ranks' batches divide
     exactly (every rank takes the same number of full batches: one process on their union is then the same step),
     a learning rate and the sampler's seed. With ``frozen`` the first layer's bias does not require grad, so it gets
     no gradient (``average_gradients`` must skip it); with ``unused`` the last Linear also holds a trainable parameter
     that the forward never uses, whose ``.grad`` stays None too (skipped by ``p.grad is None``, not by
-    ``p.requires_grad``)."""
+    ``p.requires_grad``). With ``wide`` the hidden layer has ``WIDE_HIDDEN`` units (the other values are drawn as
+    without it) and a learning rate scaled down to match."""
     # a batch size apart from the world size and the accumulation steps: a step off by one of these factors then
     # says which (known_steps)
     sizes = [b for b in range(2, 6) if b not in (world_size, accumulation)][:3]
     batch = sizes[_size(gen, 0, len(sizes) - 1)]
     steps = _size(gen, 2, 3)
-    return {"seed": int(torch.randint(1 << 30, (1,), generator=gen)), "world_size": world_size,
+    plan = {"seed": int(torch.randint(1 << 30, (1,), generator=gen)), "world_size": world_size,
             "inputs": _size(gen, 3, 6), "hidden": _size(gen, 4, 8), "batch_size": batch,
             "accumulation": accumulation, "samples": world_size * batch * accumulation * steps, "epochs": epochs,
             "lr": round(0.05 + 0.1 * float(torch.rand(1, generator=gen)), 3),
             "sampler_seed": _size(gen, 0, 999), "frozen": frozen, "unused": unused}
+    if wide:    # a learning rate as much smaller as the layer is wider: SGD at 0.1 diverges on 1024 units
+        plan.update(hidden=WIDE_HIDDEN, lr=round(plan["lr"] * 8 / WIDE_HIDDEN, 6))
+    return plan
 
 
 def build(plan):
