@@ -56,7 +56,7 @@ def no_step(model, batches, optimizer, loss_fn, *, device_type="cuda", dtype=tor
         with torch.autocast(device_type, dtype=dtype):
             loss = loss_fn(model(inputs), targets)
         loss.backward()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         optimizer.zero_grad()
     return losses
 

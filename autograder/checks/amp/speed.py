@@ -19,8 +19,11 @@ so forgeable), and for the timing its run is built there (:class:`TimedRun`) whi
 float32 baseline (:func:`float32_timed_baseline`) runs in a clean worker, both timed by the
 grader's clock (``timing.measure_remote_speedup``), and the grader's own float16 + GradScaler
 loop (``autograder/oracles/speed.py``) is timed beside them in the clean worker: the threshold is a
-fraction of its speedup, measured in the same run. On an H200 the CUDA paths ran (issue 34); the
-larger timed problem (:data:`TIMED_BATCH`) has not yet run on a GPU.
+fraction of its speedup, measured in the same run. Every timed call trains from the model's start on batches drawn
+from the call's own seed inside the clock and returns a record of its run (:func:`timed_record`), which the grader
+judges against its float32 loop's on the same batches (``timed_judge``): a fast wrong answer loses the item. On an
+H200 the CUDA paths ran (issue 34); the larger timed problem (:data:`TIMED_BATCH`) and the judged records have not
+yet run on a GPU.
 """
 
 import contextlib
@@ -105,15 +108,6 @@ def tutorial_model(device="cuda", width=TUTORIAL_WIDTH, layers=TUTORIAL_LAYERS):
 def tutorial_batches(gen, device="cuda", width=TUTORIAL_WIDTH, batch=TUTORIAL_BATCH, count=TIMED_BATCHES):
     return [(torch.randn(batch, width, generator=gen).to(device), torch.randn(batch, width, generator=gen).to(device))
             for _ in range(count)]
-
-
-def timed_problem(device, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH):
-    """The model and batches every side of the timed comparison trains on (the student's loop, the float32
-    baseline, the grader's float16 reference), the same for a seed: ``(model, batches)``."""
-    with torch.random.fork_rng(devices=[]):     # the layers' initialisation, the caller's random state kept
-        torch.manual_seed(seed)
-        model = tutorial_model(device, width, layers)
-    return model, tutorial_batches(torch.Generator().manual_seed(seed), device, width, batch)
 
 
 def timed_model(device, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS):
@@ -225,7 +219,7 @@ def _extra_syncs(counts):
 
 
 def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_WIDTH):
-    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_problem`), TF32
+    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_model`, :func:`timed_batches`), TF32
     off for the baseline, with the grader's float16 + GradScaler loop (``autograder/oracles/speed.py``) timed
     beside them to calibrate the threshold (``settings.speed.thresholds["amp"]``); return the
     :class:`SpeedResult`, its note naming the baseline's precision."""
