@@ -167,3 +167,20 @@ def test_through_the_trusted_grader_every_timed_call_is_judged(tmp_path):
                 amp_speed.expect_faster_than_float32("check_speed", names["made_up"], "cpu", width=WIDTH)
     finally:
         worker.close()
+
+
+@pytest.mark.gpu
+def test_on_cuda_at_the_timed_size_the_reference_agrees_and_a_forged_answer_does_not():
+    """The tolerances at the size graded on a GPU (4 x Linear(4096), batch 4096), float16 autocast on tensor cores
+    against the float32 loop with TF32 off."""
+    width, batch = amp_speed.TIMED_WIDTH, amp_speed.TIMED_BATCH
+    for train_amp in (reference("amp")["train_amp"], second_correct_loop, made_up_losses, no_step):
+        run = amp_speed.TimedRun(train_amp, "cuda", 0, width)
+        got = run(41, 0, width, LAYERS, batch)
+        with amp_speed.full_float32_precision():
+            expected = amp_speed.float32_timed_baseline(41, 0, width, LAYERS, batch, "cuda")
+        problem = timed_run_problem(got, expected)
+        if train_amp in (made_up_losses, no_step):
+            assert problem is not None, train_amp.__name__
+        else:
+            assert problem is None, problem
