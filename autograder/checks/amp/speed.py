@@ -39,6 +39,7 @@ from ...timing import expect_speedup, sync_debug_mode
 from ...trusted.handle import handle
 from . import problems
 from .problems import mse
+from .timed_judge import TIMED_BATCHES, judge_timed_runs
 
 TUTORIAL_WIDTH = 4096
 TUTORIAL_LAYERS = 3
@@ -50,7 +51,6 @@ TUTORIAL_BATCH = 512
 TIMED_WIDTH = 4096
 TIMED_LAYERS = 4
 TIMED_BATCH = 4096
-TIMED_BATCHES = 8          # batches per timed call of the training loop
 LEARNING_RATE = 1e-3
 # The timed calls' rate: each call trains from the same start (the grader judges every call's result by training the
 # same batches), and at 1e-3 most of a step of the mean squared error over batch x width values is below float32's
@@ -224,8 +224,6 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_
     beside them to calibrate the threshold (``settings.speed.thresholds["amp"]``); return the
     :class:`SpeedResult`, its note naming the baseline's precision."""
     __tracebackhide__ = True
-    from .timed_judge import judge_timed_runs
-
     # the run is built beside train_amp (in its worker under trusted grading), the float32 baseline by itself (in a
     # clean worker there); in one process both run here, on the same model drawn from the seed
     candidate, baseline = handle(train_amp).beside(TimedRun, device, seed, width), float32_timed_baseline

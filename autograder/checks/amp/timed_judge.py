@@ -19,7 +19,8 @@ import math
 import torch
 
 from ...errors import CheckFailure
-from .speed import TIMED_BATCHES
+
+TIMED_BATCHES = 8          # batches per timed call of the training loop (speed.TimedRun): its record's first values
 
 LOSS_RTOL = 1e-3           # a loss within this share of the float32 loop's
 STEP_RTOL = 0.1            # a step's projection and scale within this share of their size (projection: + scale)
