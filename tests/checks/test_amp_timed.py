@@ -14,7 +14,7 @@ from autograder.checks.amp.timed_judge import STEP_RTOL, judge_timed_runs, timed
 from autograder.errors import CheckFailure
 from tests.proving import reference
 
-WIDTH = 64                 # the tests' timed model: 4 x Linear(64), batch 64 (the error float16 makes shrinks as the model grows)
+WIDTH = 64                 # the tests' timed model: 4 x Linear(64), batch 64 (float16's error shrinks as it grows)
 LAYERS = amp_speed.TIMED_LAYERS
 
 
@@ -132,8 +132,8 @@ def test_the_right_losses_without_the_steps_lose_the_item():
     forged = expected.clone()
     forged[amp_speed.TIMED_BATCHES:] = 0
     problem = timed_run_problem(forged, expected)
-    assert problem.startswith("left the model's parameters where training on those batches does not take them: "
-                              "layer 1's weight moved 0"), problem
+    assert problem.startswith("left the model's parameters where training on those batches does not take them: the "
+                              "step of layer 1's weight, measured along its starting values, was 0 (spread 0)"), problem
     assert timed_run_problem(got, expected) is None
 
 

@@ -219,9 +219,10 @@ def _extra_syncs(counts):
 
 
 def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_WIDTH):
-    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_model`, :func:`timed_batches`), TF32
-    off for the baseline, with the grader's float16 + GradScaler loop (``autograder/oracles/speed.py``) timed
-    beside them to calibrate the threshold (``settings.speed.thresholds["amp"]``); return the
+    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_model`,
+    :func:`timed_batches`), TF32 off for the baseline, with the grader's float16 + GradScaler loop
+    (``autograder/oracles/speed.py``) timed beside them to calibrate the threshold
+    (``settings.speed.thresholds["amp"]``), every timed call's record judged (``timed_judge``); return the
     :class:`SpeedResult`, its note naming the baseline's precision."""
     __tracebackhide__ = True
     # the run is built beside train_amp (in its worker under trusted grading), the float32 baseline by itself (in a

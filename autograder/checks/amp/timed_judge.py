@@ -9,9 +9,10 @@ optimizer's step to run faster, loses the speed item however fast it ran.
 
 The tolerances, measured on the CPU (tests/checks/test_amp_timed.py) on the timed model at smaller sizes (the error
 shrinks as the model grows): float16 autocast moved a loss by at most 4e-5 of itself, and a step's projection (which
-SGD on this loss makes mostly a shrinking of the weights, so of the order of its scale or larger) by at most 5% of its
-size at width 32 (a bias), under 5% at 64 and 0.3% at 128: the tolerances are checked with a margin of 2 at widths 64 and 256. A loop that skips its steps leaves projections and scales at 0; one that
-trains other batches, or replays an earlier call's answer, misses the losses.
+SGD on this loss makes mostly a shrinking of the weights, so of the order of its scale or larger) by 5% of its size
+at width 32 (a bias), under 5% at 64 and 0.3% at 128; the tests check the tolerances with a margin of 2 at widths 64
+and 256. A loop that skips its steps leaves projections and scales at 0; one that trains other batches, or replays
+an earlier call's answer, misses the losses.
 """
 
 import math
@@ -50,9 +51,9 @@ def timed_run_problem(got, expected):
         mine, theirs, scale, my_scale = (float(v[i]) for v in (steps, expected_steps, scales, my_scales))
         off = abs(mine - theirs) > STEP_RTOL * (abs(theirs) + scale) or abs(my_scale - scale) > STEP_RTOL * scale
         if off or not (math.isfinite(mine) and math.isfinite(my_scale)):
-            return (f"left the model's parameters where training on those batches does not take them: "
-                    f"{_parameter(i)} moved {mine:.3g} along its starting values (size of the terms {my_scale:.3g}), "
-                    f"the grader's float32 loop {theirs:.3g} ({scale:.3g})")
+            return (f"left the model's parameters where training on those batches does not take them: the step of "
+                    f"{_parameter(i)}, measured along its starting values, was {mine:.3g} (spread {my_scale:.3g}), "
+                    f"the grader's float32 loop's {theirs:.3g} ({scale:.3g})")
     return None
 
 
