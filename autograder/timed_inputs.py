@@ -30,12 +30,16 @@ from .probe_registry import probe
 SEED_BITS = 62
 
 
-def spec_of(template):
+def spec_of(template, seeded=()):
     """What each argument of ``template`` looks like, as plain data (what a timed request carries instead of the
-    tensors): ``{"tensor": shape, "dtype", "device", "low", "high"}`` for a tensor to draw, ``{"value": v}`` for an
-    argument passed as it is."""
+    tensors): ``{"tensor": shape, "dtype", "device", "low", "high"}`` for a tensor to draw, ``{"seed": True}`` at the
+    positions ``seeded`` (the call's own seed, for a timed function that makes its inputs from it inside the clock),
+    ``{"value": v}`` for an argument passed as it is."""
     specs = []
-    for a in template:
+    for position, a in enumerate(template):
+        if position in seeded:
+            specs.append({"seed": True})
+            continue
         if not isinstance(a, torch.Tensor) or a.numel() == 0 or a.is_complex():
             specs.append({"value": a})
             continue
@@ -95,7 +99,7 @@ def draw_input(specs, seed, pools=None):
     gen_for, drawn = _generators(), []
     for k, spec in enumerate(specs):
         if "tensor" not in spec:
-            drawn.append(spec["value"])
+            drawn.append(int(seed) if spec.get("seed") else spec["value"])
             continue
         shape, device = tuple(spec["tensor"]), torch.device(spec["device"])
         pool = pools[k] if pools is not None else None

@@ -202,7 +202,8 @@ DRAWN_BYTES = 64 << 20           # the inputs of one timed request together at m
 CHECKED_PER_ROUND = 3            # results of each timed request of the student's that the baseline computes again
 
 
-def measure_remote_speedup(check, candidate, baseline, args, *, device, what, reference=None):
+def measure_remote_speedup(check, candidate, baseline, args, *, device, what, reference=None, seeded=(),
+                           judge=None):
     """As :func:`measure_speedup`, for a candidate in a student's worker: the baseline runs in a clean worker
     started the same way, both timed here around the request, interleaved, so both pay the same round trip.
     Returns ``(ratio, cand_s, base_s)``, and the reference's ratio fourth when ``reference`` (a function in the
@@ -216,14 +217,19 @@ def measure_remote_speedup(check, candidate, baseline, args, *, device, what, re
     reference draw theirs the same way. In every round, the baseline's request takes up to
     :data:`CHECKED_PER_ROUND` of the student's seeds (at positions the grader draws) among its own, and their
     results must agree; every result the student's request sends back must be a tensor like the baseline's. Each
-    side makes as many calls per request as its own warm-up says (:func:`_calls_per_request`): a slow loop one."""
+    side makes as many calls per request as its own warm-up says (:func:`_calls_per_request`): a slow loop one.
+
+    ``seeded``: positions of ``args`` where each call gets its own seed (``timed_inputs.spec_of``). ``judge(check,
+    [(call, result, the baseline's on the same input)], what)``, where given, replaces the default comparison and
+    judges **every** result of the student's: the ones the baseline's timed request did not compute again are
+    computed by the baseline in an untimed request to the clean worker."""
     __tracebackhide__ = True
     session = candidate._session
     clean = session.twin()
     target = remote.by_name(baseline)
     threads = _threads_for(device)
     timeout = settings.call_timeout_s
-    specs = timed_inputs.spec_of(args)
+    specs = timed_inputs.spec_of(args, seeded)
     devices = sorted({s["device"] for s in specs if s.get("device", "").startswith("cuda")})
     flush = (devices, _l2_flush_bytes(device)) if devices else None
     most = max(1, DRAWN_BYTES // max(1, timed_inputs.nbytes(args)))
@@ -252,7 +258,15 @@ def measure_remote_speedup(check, candidate, baseline, args, *, device, what, re
         expected, base_s = sample(clean, target, [seeds[p] for p in picks] + draw_seeds(base_count - len(picks)))
         base.append(base_s / base_count)
         cand.append(cand_s / count)
-        _expect_same_results(check, [(p, got[p], expected[k]) for k, p in enumerate(picks)], what)
+        pairs = [(p, got[p], expected[k]) for k, p in enumerate(picks)]
+        if judge is None:
+            _expect_same_results(check, pairs, what)
+        else:
+            rest = [p for p in range(count) if p not in picks]
+            if rest:      # untimed: the baseline on the student's other inputs
+                more, _ = sample(clean, target, [seeds[p] for p in rest])
+                pairs += [(p, got[p], e) for p, e in zip(rest, more)]
+            judge(check, sorted(pairs, key=lambda pair: pair[0]), what)
         _expect_like(check, got, expected[0], what)
         if reference is not None:
             ref.append(sample(clean, reference, draw_seeds(ref_count))[1] / ref_count)
@@ -345,7 +359,8 @@ def _expect_same_results(check, pairs, what):
                                kind="wrong value")
 
 
-def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None, reference=None):
+def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=None, device=None, reference=None,
+                   seeded=(), judge=None):
     """``candidate`` must run at least ``settings.speed.thresholds[name]`` times faster than ``baseline``.
 
     With ``reference`` (``"<module>.<function>"`` of the grader-only ``autograder.oracles``) and a fraction for
@@ -353,6 +368,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     timed against the same baseline, interleaved with the candidate (under trusted grading in the clean worker),
     and each attempt requires ``max(fixed threshold, fraction x the reference's ratio)``. Where the grader's
     reference is not installed (the student kit), the fixed threshold alone applies, and the result says so.
+    ``seeded`` and ``judge``: see :func:`measure_remote_speedup` (under trusted grading).
 
     Returns the :class:`SpeedResult`. On a device where no threshold applies (speed not graded there) it returns a
     result with a note for a student; in an official grade the item is pending, failed or waived
@@ -390,7 +406,8 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
             for _ in range(1 + settings.speed.retries):
                 if in_worker:     # timed as the trusted grader does
                     measured = measure_remote_speedup(check, candidate, baseline, args, device=device,
-                                                      what=what or name, reference=local)
+                                                      what=what or name, reference=local, seeded=seeded,
+                                                      judge=judge)
                 elif local is not None:
                     measured = measure_with_reference(candidate, baseline, local, args, device=device)
                 else:

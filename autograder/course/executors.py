@@ -5,7 +5,8 @@ Each executor takes jobs (``engine.jobs.Job``) and gives back ``(tag, plain data
 A local cluster shares the machine out (:func:`local_workers`): each worker gets its share of the cores as its
 thread count (passed on to its sandboxed workers), one GPU to use (``CUDA_VISIBLE_DEVICES``, round robin), and the
 Dask resource ``GPU=1`` goes to as many workers as the machine has GPUs, one per GPU: the resource's total is the
-number of GPUs. A CUDA-timed item waits for its GPU (``engine.gpu_lease``), so one is timed per GPU at a time."""
+number of GPUs. Every grading step that uses CUDA holds its GPU's lease (``engine.gpu_lease``): shared for cells
+and untimed items, exclusive for a timed one, so a timed item runs with its GPU otherwise idle."""
 
 import collections
 import copy

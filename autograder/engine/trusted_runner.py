@@ -390,13 +390,15 @@ class RemoteNamespace(dict):
 
 
 @contextlib.contextmanager
-def timing_turn(item, budget):
-    """An item timed on CUDA (``clock`` among its evidence, a GPU here) waits for its GPU to be free of other
-    notebooks' timings (``gpu_lease``); the wait is given back to the notebook's budget. Any other item runs at once."""
-    if "clock" not in item.evidence or not expects_cuda():
+def gpu_turn(budget, *, timed):
+    """Where the student's worker uses CUDA, hold its GPU's lease (``gpu_lease``) for the block: exclusive for an item
+    timed on it (``clock`` among its evidence: nothing else runs on that GPU meanwhile), shared for the rest of the
+    notebook's work (its cells, its other items: beside other notebooks' untimed work, never beside a timing). The wait
+    is given back to the notebook's budget. Without CUDA it runs at once."""
+    if not expects_cuda():
         yield
         return
-    with gpu_lease(gpu_name()) as waited:
+    with gpu_lease(gpu_name(), exclusive=timed) as waited:
         budget.ends += waited
         yield
 
@@ -436,7 +438,8 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
     with tempfile.TemporaryDirectory(prefix="epl-worker-") as scratch:
         worker = NotebookWorker(cells, launcher, None if ahead else scratch, budget=budget, start_next=not last)
         try:
-            worker.live()      # started, its device checked (MachineError: nothing scored) and the cells run
+            with gpu_turn(budget, timed=False):
+                worker.live()  # started, its device checked (MachineError: nothing scored) and the cells run
             namespace = RemoteNamespace(worker)
             source = Submission.from_cells(cells)    # what the grader reads: the student cannot change it
             for item in items_of(topic):
@@ -446,7 +449,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
                     result = out_of_time(item, budget)
                 else:
                     budget.running = item.name
-                    with timing_turn(item, budget):
+                    with gpu_turn(budget, timed="clock" in item.evidence):
                         result = grade_item(item, namespace, seed=seed, source=source)
                     if worker.machine_error is not None:    # a worker started again for this item could not start
                         raise worker.machine_error

@@ -34,32 +34,43 @@ def batch_gather(tensor, indices):
 
 
 _AMP_RUNS = {}
-LEARNING_RATE = 1e-3      # checks/amp/speed.py's
+LEARNING_RATE = 1.0      # checks/amp/speed.py's TIMED_LEARNING_RATE
 
 
-def amp_float16(marker, seed, width, layers, batch, batches=8):
-    """The AMP recipe's loop, float16 autocast with a GradScaler, on a problem of the timed size (``layers`` x
-    Linear(width) with ReLU between them, ``batches`` batches of ``batch`` rows, MSE, SGD), built once per device,
-    seed and size in this process, as the float32 baseline is. Only its time counts: the student's results are
-    checked against the baseline's."""
-    device = marker.device
+def amp_float16(call_seed, seed, width, layers, batch, device, batches=8):
+    """The AMP recipe's loop, float16 autocast with a GradScaler, on the timed problem as every side runs it
+    (checks/amp/speed.py: ``layers`` x Linear(width) with ReLU between them, built once per device, seed and size in
+    this process; each call from the model's start, on ``batches`` batches of ``batch`` rows drawn from
+    ``call_seed``, MSE, SGD; the same record made at the end). Only its time counts: the student's records are judged
+    against the float32 baseline's."""
+    device = torch.device(device)
     key = (str(device), seed, width, layers, batch)
     if key not in _AMP_RUNS:
-        gen = torch.Generator().manual_seed(seed)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             parts = [m for i in range(layers) for m in (torch.nn.Linear(width, width), torch.nn.ReLU())][:-1]
             model = torch.nn.Sequential(*parts).to(device)
-        data = [tuple(torch.randn(batch, width, generator=gen).to(device) for _ in range(2)) for _ in range(batches)]
-        _AMP_RUNS[key] = (model, data, torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
-    model, data, optimizer = _AMP_RUNS[key]
+        initial = [param.detach().clone() for param in model.parameters()]
+        _AMP_RUNS[key] = (model, initial, torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
+    model, initial, optimizer = _AMP_RUNS[key]
+    gen = torch.Generator(device=device) if device.type == "cuda" else torch.Generator()
+    data = torch.randn(batches, 2, batch, width, generator=gen.manual_seed(int(call_seed)), device=device)
+    with torch.no_grad():
+        for param, start in zip(model.parameters(), initial):
+            param.copy_(start)
+    optimizer.zero_grad(set_to_none=True)
     scaler = torch.amp.GradScaler(device.type)
+    losses = []
     with torch.enable_grad():
-        for inputs, targets in data:
+        for k in range(batches):
             with torch.autocast(device.type, dtype=torch.float16):
-                loss = torch.nn.functional.mse_loss(model(inputs), targets)
+                loss = torch.nn.functional.mse_loss(model(data[k, 0]), data[k, 1])
             scaler.scale(loss).backward()
+            losses.append(loss.detach())
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad(set_to_none=True)
-    return torch.ones_like(marker)
+    with torch.no_grad():
+        terms = [((param - start) * start).double() for param, start in zip(model.parameters(), initial)]
+        record = torch.stack([t.sum() for t in terms] + [t.norm() for t in terms]).cpu()
+    return torch.cat([torch.tensor(torch.stack(losses).tolist(), dtype=torch.float64), record])

@@ -19,11 +19,15 @@ so forgeable), and for the timing its run is built there (:class:`TimedRun`) whi
 float32 baseline (:func:`float32_timed_baseline`) runs in a clean worker, both timed by the
 grader's clock (``timing.measure_remote_speedup``), and the grader's own float16 + GradScaler
 loop (``autograder/oracles/speed.py``) is timed beside them in the clean worker: the threshold is a
-fraction of its speedup, measured in the same run. On an H200 the CUDA paths ran (issue 34); the
-larger timed problem (:data:`TIMED_BATCH`) has not yet run on a GPU.
+fraction of its speedup, measured in the same run. Every timed call trains from the model's start on batches drawn
+from the call's own seed inside the clock and returns a record of its run (:func:`timed_record`), which the grader
+judges against its float32 loop's on the same batches (``timed_judge``): a fast wrong answer loses the item. On an
+H200 the CUDA paths ran (issue 34); the larger timed problem (:data:`TIMED_BATCH`) and the judged records have not
+yet run on a GPU.
 """
 
 import contextlib
+import math
 import warnings
 
 import torch
@@ -35,6 +39,7 @@ from ...timing import expect_speedup, sync_debug_mode
 from ...trusted.handle import handle
 from . import problems
 from .problems import mse
+from .timed_judge import TIMED_BATCHES, judge_timed_runs
 
 TUTORIAL_WIDTH = 4096
 TUTORIAL_LAYERS = 3
@@ -46,8 +51,12 @@ TUTORIAL_BATCH = 512
 TIMED_WIDTH = 4096
 TIMED_LAYERS = 4
 TIMED_BATCH = 4096
-TIMED_BATCHES = 8          # batches per timed call of the training loop
 LEARNING_RATE = 1e-3
+# The timed calls' rate: each call trains from the same start (the grader judges every call's result by training the
+# same batches), and at 1e-3 most of a step of the mean squared error over batch x width values is below float32's
+# resolution of the weights, so a loop that skips its steps could not be told from one that takes them. At this rate
+# the step of every layer is many units in the last place of its weights (tests/checks/test_amp_timed.py).
+TIMED_LEARNING_RATE = 1.0
 
 
 def _legacy_flags_readable():
@@ -101,13 +110,11 @@ def tutorial_batches(gen, device="cuda", width=TUTORIAL_WIDTH, batch=TUTORIAL_BA
             for _ in range(count)]
 
 
-def timed_problem(device, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH):
-    """The model and batches every side of the timed comparison trains on (the student's loop, the float32
-    baseline, the grader's float16 reference), the same for a seed: ``(model, batches)``."""
-    with torch.random.fork_rng(devices=[]):     # the layers' initialisation, the caller's random state kept
+def timed_model(device, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS):
+    """The timed problem's model for ``seed`` (the caller's random state kept)."""
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = tutorial_model(device, width, layers)
-    return model, tutorial_batches(torch.Generator().manual_seed(seed), device, width, batch)
+        return tutorial_model(device, width, layers)
 
 
 def float32_loop(model, batches, optimizer, loss_fn):
@@ -212,19 +219,22 @@ def _extra_syncs(counts):
 
 
 def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_WIDTH):
-    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_problem`), TF32
-    off for the baseline, with the grader's float16 + GradScaler loop (``autograder/oracles/speed.py``) timed
-    beside them to calibrate the threshold (``settings.speed.thresholds["amp"]``); return the
+    """Time ``train_amp`` (float16) against :func:`float32_loop` on the timed problem (:func:`timed_model`,
+    :func:`timed_batches`), TF32 off for the baseline, with the grader's float16 + GradScaler loop
+    (``autograder/oracles/speed.py``) timed beside them to calibrate the threshold
+    (``settings.speed.thresholds["amp"]``), every timed call's record judged (``timed_judge``); return the
     :class:`SpeedResult`, its note naming the baseline's precision."""
     __tracebackhide__ = True
     # the run is built beside train_amp (in its worker under trusted grading), the float32 baseline by itself (in a
     # clean worker there); in one process both run here, on the same model drawn from the seed
     candidate, baseline = handle(train_amp).beside(TimedRun, device, seed, width), float32_timed_baseline
-    args = (torch.ones(1, device=device), seed, width, TIMED_LAYERS, TIMED_BATCH)   # the reference builds its own
+    # each call's batches are drawn from its own seed (position 0) inside the clock, on every side
+    args = (CALL_SEED, seed, width, TIMED_LAYERS, TIMED_BATCH, str(torch.device(device)))
     with full_float32_precision() as precision:
         try:
             result = expect_speedup(check, "amp", candidate, baseline, args, device=device,
                                     what="train_amp with float16", reference="speed.amp_float16",
+                                    seeded=(0,), judge=judge_timed_runs,
                                     hint="Use float16 autocast for the forward pass; keep the loop free of "
                                          "host synchronisations (no .item() per batch) and extra copies.")
         except CheckFailure as failure:
@@ -236,41 +246,81 @@ def expect_faster_than_float32(check, train_amp, device, *, seed=0, width=TIMED_
 
 # ------------------------------------------------------------------ timed across processes (trusted grading)
 
-def timed_result(losses, marker):
-    """What a timed run returns: ones like ``marker`` when it returned one number per batch, else zeros (the
-    timer compares every timed result with the baseline's)."""
+CALL_SEED = 0    # the timed calls' first argument: each call's own seed (``timed_inputs``), this in the template
+
+
+def timed_batches(call_seed, device, width=TIMED_WIDTH, batch=TIMED_BATCH, count=TIMED_BATCHES):
+    """A timed call's batches, drawn afresh from its seed on ``device`` inside the grader's clock (the same on every
+    side for one seed): ``count`` pairs of ``[batch, width]`` inputs and targets. Fresh values, not rows of a pool
+    made ahead: a step's result is a sum over its rows, so anything tabulated over a pool's rows before the clock
+    starts would answer it cheaper than training does."""
+    device = torch.device(device)
+    gen = torch.Generator(device=device) if device.type == "cuda" else torch.Generator()
+    gen.manual_seed(int(call_seed))
+    data = torch.randn(count, 2, batch, width, generator=gen, device=device)
+    return [(data[k, 0], data[k, 1]) for k in range(count)]
+
+
+def restart(model, initial, optimizer):
+    """Put ``model`` back at its ``initial`` parameters (every timed call trains from the same start, so the grader
+    can train the same batches itself), gradients cleared."""
+    with torch.no_grad():
+        for param, start in zip(model.parameters(), initial):
+            param.copy_(start)
+    optimizer.zero_grad(set_to_none=True)
+
+
+def timed_record(losses, model, initial):
+    """What a timed run returns, float64 on the CPU: the ``TIMED_BATCHES`` losses (NaN where the loop did not return
+    one number per batch), then for each parameter the projection of its step on its start,
+    ``sum((p - p0) * p0)``, then the same terms' norm (the scale the grader's tolerance is measured in). A dense,
+    random projection: no cheaper computation than the training step gives it."""
     ok = isinstance(losses, (list, tuple)) and len(losses) == TIMED_BATCHES and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in losses)
-    return torch.ones_like(marker) if ok else torch.zeros_like(marker)
+    head = torch.tensor([float(v) for v in losses] if ok else [math.nan] * TIMED_BATCHES, dtype=torch.float64)
+    with torch.no_grad():
+        terms = [((param.detach() - start) * start).double() for param, start in zip(model.parameters(), initial)]
+        steps = torch.stack([t.sum() for t in terms] + [t.norm() for t in terms]).cpu()
+    return torch.cat([head, steps])
 
 
 @probe
 class TimedRun:
-    """The student's ``train_amp`` (float16) on the tutorial's problem, one call per timed call; made beside it."""
+    """The student's ``train_amp`` (float16) on the timed problem, one call per timed call, each from the model's
+    start on fresh batches (:func:`timed_batches`); made beside it."""
 
     def __init__(self, train_amp, device, seed, width=TIMED_WIDTH):
         self.train_amp, self.device = train_amp, device
-        self.model, self.batches = timed_problem(device, seed, width)
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=LEARNING_RATE)
+        self.model = timed_model(device, seed, width)
+        self.initial = [param.detach().clone() for param in self.model.parameters()]
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=TIMED_LEARNING_RATE)
 
-    def __call__(self, marker, seed, width, layers=TIMED_LAYERS, batch=TIMED_BATCH):
+    def __call__(self, call_seed, seed, width, layers=TIMED_LAYERS, batch=TIMED_BATCH, device=None):
+        batches = timed_batches(call_seed, self.device, width, batch)
+        restart(self.model, self.initial, self.optimizer)
         with torch.enable_grad():      # the timer runs under no_grad; a training loop needs gradients
-            losses = self.train_amp(self.model, self.batches, self.optimizer, mse, device_type=self.device,
+            losses = self.train_amp(self.model, batches, self.optimizer, mse, device_type=self.device,
                                     dtype=torch.float16)
-        return timed_result(losses, marker)
+        return timed_record(losses, self.model, self.initial)
 
 
 _BASELINES = {}
 
 
 @probe
-def float32_timed_baseline(marker, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH):
-    """The grader's float32 loop on the tutorial's problem (built once per device, seed and width in this process),
-    TF32 off: the baseline a :class:`TimedRun` is timed against, in a worker where no student code ran."""
-    key = (str(marker.device), seed, width)
+def float32_timed_baseline(call_seed, seed, width=TIMED_WIDTH, layers=TIMED_LAYERS, batch=TIMED_BATCH,
+                           device="cpu"):
+    """The grader's float32 loop (TF32 off) on the batches of ``call_seed``, from the model's start (built once per
+    device, seed and width in this process): the baseline a :class:`TimedRun` is timed against, in a worker where no
+    student code ran, and the record its results are judged against (:func:`judge_timed_runs`)."""
+    device = torch.device(device)
+    key = (str(device), seed, width)
     if key not in _BASELINES:
-        model, batches = timed_problem(marker.device, seed, width)
-        _BASELINES[key] = (model, batches, torch.optim.SGD(model.parameters(), lr=LEARNING_RATE))
-    model, batches, optimizer = _BASELINES[key]
+        model = timed_model(device, seed, width)
+        initial = [param.detach().clone() for param in model.parameters()]
+        _BASELINES[key] = (model, initial, torch.optim.SGD(model.parameters(), lr=TIMED_LEARNING_RATE))
+    model, initial, optimizer = _BASELINES[key]
+    batches = timed_batches(call_seed, device, width, batch)
+    restart(model, initial, optimizer)
     with torch.enable_grad(), full_float32_precision():
-        return timed_result(float32_loop(model, batches, optimizer, mse), marker)
+        return timed_record(float32_loop(model, batches, optimizer, mse), model, initial)
