@@ -1,7 +1,9 @@
 """``python -m autograder review``: the items under review, and the instructor's decision on each.
 
 An item is under review when the submitted source holds a construct that only serves to evade grading
-(``autograder.evasion``): it scores 0 until an instructor decides. ``review`` lists them (student, assignment,
+(``autograder.evasion``), or when a check does not believe a measurement without a person (a speedup past the
+device's ceiling, less traffic than the exchange needs: listed as "the grader's measurement", and accepting it
+passes the item): it scores 0 until an instructor decides. ``review`` lists them (student, assignment,
 item, construct, cell and line, the line's code); ``review --accept STUDENT ASSIGNMENT ITEM [--note TEXT]`` grades
 the item on its evidence as if it were not flagged (the check's own verdict, kept in the record: accept means "not
 evasion", not "full marks"); ``--reject ... [--note TEXT]`` keeps 0 with the note for the student. The decision is
@@ -31,7 +33,8 @@ def under_review(course):
             for construct in review.get("constructs", []):
                 found.append({"student": record["student"], "assignment": record["assignment"],
                               "item": item["item"], "construct": construct.get("construct", ""),
-                              "where": f"{construct.get('part')}, line {construct.get('line')}",
+                              "where": construct.get("part") if construct.get("line") is None else
+                              f"{construct.get('part')}, line {construct.get('line')}",
                               "snippet": construct.get("snippet", ""), "code": construct.get("code", ""),
                               "decision": decision if item.get("status") != UNDER_REVIEW else ""})
     return found

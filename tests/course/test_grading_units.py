@@ -110,3 +110,35 @@ def test_a_notebook_whose_cells_are_not_cells_is_named_not_read(tmp_path):
         path.write_text(json.dumps({"cells": cells}))
         with pytest.raises(notebooks.NotebookError, match=says.replace("'", ".")):
             notebooks.read(path)
+
+
+@pytest.mark.quick
+def test_a_measurement_a_check_doubts_is_a_review_an_instructor_can_decide():
+    """A check's ``UnderReview`` (a speedup past the device's ceiling, too little traffic for the exchange) is that
+    variant's last word: the other variants still run, and the item goes to review with the measurement as its
+    construct, so that ``review --accept`` passes it; a variant that fails makes it fail, review or not."""
+    from autograder.engine.records import ACCEPTED, apply_decisions, review_key
+    from autograder.engine.results import grade_item
+    from autograder.errors import CheckFailure, UnderReview
+    from autograder.spec import Item
+
+    def doubting(fn, *, seed=0, fail=False):
+        if fail:
+            raise CheckFailure("check_d", "wrong")
+        if seed == 0:
+            raise UnderReview("check_d", "ran 90000x as fast as the baseline\nCase: x", measurements={"ratio": 9e4})
+
+    doubted = grade_item(Item("stability", "d", doubting, points=2.0, hidden=({},)), {"fn": print}, seed=1)
+    assert (doubted.status, doubted.score, doubted.measurements) == ("under review", 0.0, {"ratio": 9e4})
+    assert doubted.message.startswith("[check_d] ran 90000x as fast")
+    review = doubted.evidence["review"]
+    construct, = review["constructs"]
+    assert construct.pop("code") and construct == {"construct": "ran 90000x as fast as the baseline",
+                                                   "part": "the grader's measurement", "line": None, "snippet": ""}
+    assert review["on_accept"] == {"status": "passed", "score": 2.0, "message": ""}
+    record = {"items": [doubted.as_dict()]}
+    decision = {"item": "d", "decision": ACCEPTED, "constructs": review_key(record["items"][0]), "by": "me"}
+    assert apply_decisions(record, [decision]) == ["d"]
+    assert (record["items"][0]["status"], record["items"][0]["score"]) == ("passed", 2.0)
+    failed = grade_item(Item("stability", "d", doubting, points=2.0, hidden=({"fail": True},)), {"fn": print}, seed=1)
+    assert (failed.status, failed.score) == ("failed", 0.0) and "review" not in failed.evidence
