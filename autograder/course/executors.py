@@ -55,6 +55,7 @@ class InlineExecutor:
 # runs in the grader's process and takes this; a scheduler started elsewhere takes its own configuration
 # (DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1 in its environment).
 SCHEDULER_CONFIG = {"distributed.scheduler.allowed-failures": 1}
+GPU_WAIT_S = 20     # how long grade --pending waits for a GPU worker of a cluster at --scheduler
 
 
 class DaskExecutor:
@@ -96,9 +97,18 @@ class DaskExecutor:
                 f" ({gpus} holding the GPU resource, one per GPU)" if gpus else "")
         info = self.client.scheduler_info(n_workers=-1)["workers"]
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.values()))   # jobs at once
-        self.gpu = any((w.get("resources") or {}).get("GPU", 0) >= 1 for w in info.values())
+        self.gpu = _holds_gpu(info)
         self.done = as_completed()
         self.tags = {}
+
+    def wait_for_gpu(self, seconds=GPU_WAIT_S):
+        """Whether a worker holding the GPU resource is (or, within ``seconds``, comes) in the cluster: one that its
+        nanny restarts, or that joins after the first, is waited for before the GPU items are left pending."""
+        deadline = time.monotonic() + seconds
+        while not self.gpu and self.cluster is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            self.gpu = _holds_gpu(self.client.scheduler_info(n_workers=-1)["workers"])
+        return self.gpu
 
     def check_sandbox(self):
         """Every worker can make the sandbox (else: stop before grading anything, naming the worker)."""
@@ -142,6 +152,10 @@ class DaskExecutor:
             self.cluster.close()
         os.environ.clear()
         os.environ.update(self.environ)
+
+
+def _holds_gpu(info):
+    return any((w.get("resources") or {}).get("GPU", 0) >= 1 for w in info.values())
 
 
 def local_workers(workers, gpus, cores=None, visible=None):
