@@ -383,7 +383,8 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
         words = STEP_WORDS[kind].format(n=int(problems.MATMUL_SIZE * plan["scale"]),
                                         m=int(problems.TOPK_VALUES * plan["scale"]),
                                         h=int(problems.CONV_HEIGHT * plan["scale"]))
-        case = f"most_expensive_op(step) for a step that {words}, then takes the max of 16 of the results"
+        case = (f"most_expensive_op(step) for a step that {words}, then adds 16 of the results "
+                f"{problems.STEP_ADDS} times and takes their max")
         answers, profiles = [], []
         while len(answers) < 3:
             entry = _outcome(check, handle(most_expensive_op).beside(probes.top_op_answer, check, plan), case)

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "a470e1bbb17f76e0"
+DIGEST = "f1831d9dd7d997c3"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
