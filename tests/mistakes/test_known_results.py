@@ -33,6 +33,8 @@ CASES = [   # topic, mutant, item, what its message says (or its kind, for a kin
     ("memory", "checkpointed_forward does not checkpoint", "checkpoint_trades_memory", "no block was recomputed"),
     ("memory", "checkpointed_forward checkpoints the first block only", "checkpoint_trades_memory",
      "only the first block was recomputed"),
+    ("memory", "checkpointed_forward checkpoints every layer on its own", "checkpoint_trades_memory",
+     "more activations were kept than without any checkpoint"),
     ("memory", "checkpointed_forward drops the RNG state (dropout differs)", "checkpoint_gradients",
      "in blocks with dropout differs"),
     ("modules", "fit with a squeezed prediction", "fit_matches_sgd", "on a squeezed prediction"),
