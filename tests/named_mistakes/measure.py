@@ -13,7 +13,9 @@ and each set's counts. Each set was written by someone who graded none of it, it
   looked at for the fifth refinement;
 * the sixth (``sixth_set.py``, 30 mistakes) was graded first after the fifth refinement: the blind measure;
 * the seventh (``seventh_set.py``, 33 mistakes, memory and distributed) was committed before the sixth refinement
-  (right or silent) and graded once with the code before it; its author then made the refinement.
+  (right or silent) and graded once with the code before it; its author then made the refinement;
+* the eighth (``eighth_set.py``, 50 mistakes, 5 on each of the ten assignments) was written blind by a helper who
+  saw no signature, no feedback code and no mutant's code, and graded nothing.
 
 An outcome is one of:
 
@@ -52,7 +54,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")
+SETS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
 def mistakes_of(which):
