@@ -13,7 +13,9 @@ and each set's counts. Each set was written by someone who graded none of it, it
   looked at for the fifth refinement;
 * the sixth (``sixth_set.py``, 30 mistakes) was graded first after the fifth refinement: the blind measure;
 * the seventh (``seventh_set.py``, 33 mistakes, memory and distributed) was committed before the sixth refinement
-  (right or silent) and graded once with the code before it; its author then made the refinement.
+  (right or silent) and graded once with the code before it; its author then made the refinement;
+* the eighth (``eighth_set.py``, 50 mistakes, 5 on each of the ten assignments) was written blind by a helper who
+  saw no signature, no feedback code and no mutant's code, and graded nothing.
 
 An outcome is one of:
 
@@ -31,10 +33,12 @@ from collections import Counter
 
 import torch
 
+from autograder.course.build import topics
 from autograder.engine.results import FAILED, grade_items
-from tests.proving import with_replacements
+from tests.proving import ROOT, with_replacements
 
-TOPICS = ("operators", "stability", "basics", "broadcasting", "memory", "modules")
+TOPICS = ("operators", "stability", "basics", "broadcasting", "memory", "modules")   # the first set's
+ASSIGNMENTS = topics(ROOT)     # all ten, in the order students see them: the table has a line for each
 
 
 def outcome(topic, truth, results):
@@ -50,7 +54,7 @@ def outcome(topic, truth, results):
     return ("right" if same else "wrong"), named
 
 
-SETS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")
+SETS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
 def mistakes_of(which):
@@ -60,11 +64,14 @@ def mistakes_of(which):
     return importlib.import_module(f"tests.named_mistakes.{which}_set").MISTAKES
 
 
-def measure(sets=("first",), seed=0):
-    """``[(topic, what it is, truth, outcome, named, {check: message})]`` for every mistake of ``sets``."""
+def measure(sets=("first",), seed=0, topics=None):
+    """``[(topic, what it is, truth, outcome, named, {check: message})]`` for every mistake of ``sets`` (of the
+    assignments ``topics``, all by default)."""
     rows = []
     for which in sets:
         for topic, mistakes in mistakes_of(which).items():
+            if topics is not None and topic not in topics:
+                continue
             for what, (replacements, truth) in mistakes.items():
                 torch.manual_seed(0)
                 results = grade_items(topic, with_replacements(topic, replacements), seed=seed)
@@ -92,17 +99,27 @@ def per_topic(rows):
 
 
 def precision_table(rows):
-    """The per-assignment precision and coverage of ``rows`` as text lines."""
+    """The per-assignment precision and coverage of ``rows`` as text lines: every assignment of the course, in the
+    order students see them (one that no mistake of ``rows`` belongs to says so), then all of them together."""
+    counts = per_topic(rows)
     lines = []
     totals = [0, 0, 0]
-    for topic, (caught, named, right) in sorted(per_topic(rows).items()):
+    for topic in ASSIGNMENTS:
+        if topic not in counts:
+            lines.append(f"{topic:15} no mistake of these sets")
+            continue
+        caught, named, right = counts[topic]
         totals = [totals[0] + caught, totals[1] + named, totals[2] + right]
-        lines.append(f"{topic:15} caught {caught:3}  named {named:3}  right {right:3}  precision "
-                     f"{right / named if named else float('nan'):.0%}  coverage {named / caught if caught else 0:.0%}")
-    caught, named, right = totals
-    lines.append(f"{'all':15} caught {caught:3}  named {named:3}  right {right:3}  precision "
-                 f"{right / named if named else float('nan'):.0%}  coverage {named / caught if caught else 0:.0%}")
+        lines.append(_table_line(topic, caught, named, right))
+    lines.append(_table_line("all", *totals))
     return lines
+
+
+def _table_line(topic, caught, named, right):
+    precision = f"{right / named:.0%}" if named else "-"
+    coverage = f"{named / caught:.0%}" if caught else "-"
+    return (f"{topic:15} caught {caught:3}  named {named:3}  right {right:3}  precision {precision:>4}  "
+            f"coverage {coverage:>4}")
 
 
 def main(argv=None):
@@ -110,10 +127,12 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sets", nargs="+", choices=SETS, default=SETS,
                         help="the sets to grade (all by default): a blind set is graded once, after the refinement")
+    parser.add_argument("--topics", nargs="+", choices=ASSIGNMENTS, default=ASSIGNMENTS,
+                        help="only the mistakes of these assignments (all by default)")
     args = parser.parse_args(argv)
     every = []
     for which in args.sets:
-        rows = measure((which,), seed=args.seed)
+        rows = measure((which,), seed=args.seed, topics=args.topics)
         every += rows
         for topic, what, truth, result, named, _ in rows:
             print(f"{result:7} {topic}: {what}\n        truth: {truth}\n        named: {named}")

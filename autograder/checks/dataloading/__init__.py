@@ -14,6 +14,7 @@ into its own temporary directory and sends back what a pass yielded, as data; th
 
 import functools
 import os
+import re
 
 import numpy as np
 
@@ -65,6 +66,39 @@ def _iterate(check, dataset, *, what):
 
 # ------------------------------------------------------------ ImageDirectoryDataset
 
+ORDER_HINT = ("Sort the paths as strings (sorted(...), no key): item i must be the i-th of them, never a random one, "
+              "and 'img10.png' sorts before 'img8.png'.")
+
+
+def _natural_key(name):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _expect_not_another_order(check, dataset, by_path, index, got, where):
+    """Tell the order the items come in when item ``index`` is the file ``got``, another one than sorted paths give:
+    another file each time it is asked (a random pick), the numbers in the names (a natural sort), or the files in
+    another order than sorted (not sorted at all). Each in words of its own, first (a failure's kind is its first
+    words); anything else is told by the caller as a file out of place."""
+    __tracebackhide__ = True
+    again = [same_image_as(call_student(check, lambda: dataset[index], what=f"dataset[{index}]"), by_path)
+             for _ in range(3)]
+    shown = [s.name if s is not None else None for s in [got, *again]]
+    if any(s is not got for s in again):
+        raise CheckFailure(check, f"dataset[{index}] gives another file each time it is asked ({where}): "
+                                  f"asked four times, it gave {shown}.", hint=ORDER_HINT)
+    items = [same_image_as(call_student(check, lambda i=i: dataset[i], what=f"dataset[{i}]"), by_path)
+             for i in range(len(by_path))]
+    if any(s is None for s in items) or len({s.name for s in items}) != len(items):
+        return
+    names, in_order = [s.name for s in items], [s.name for s in by_path]
+    if names == sorted(in_order, key=_natural_key):
+        raise CheckFailure(check, f"dataset follows the numbers in the file names, a natural sort ('img8.png' before "
+                                  f"'img10.png'), not the sorted paths ({where}): its items are {names}; sorted "
+                                  f"paths give {in_order}.", hint=ORDER_HINT)
+    if names != in_order[::-1]:
+        raise CheckFailure(check, f"dataset lists the files in an order of its own, not sorted by path ({where}): "
+                                  f"its items are {names}; sorted paths give {in_order}.", hint=ORDER_HINT)
+
 @graded(2, hidden=[{}])
 def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
     """``len`` counts the files directly in ``root`` matching ``pattern`` (not those in a subfolder); item ``i`` is
@@ -112,6 +146,7 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                 other = same_image_as(image, by_path)
                 if other is not None and other is not sample:
                     names = [s.name for s in by_path]
+                    _expect_not_another_order(check, dataset, by_path, index, other, where)
                     raise CheckFailure(check, f"with {where}: dataset[{index}] is not the file {sample.name!r}; the "
                                               f"files in sorted path order are {names}.",
                                        hint="Sort the paths as strings (sorted(...), no key): item i must be the i-th "

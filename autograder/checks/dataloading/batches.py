@@ -150,8 +150,9 @@ def _expect_image(check, got_images, want_images, want_sizes, index, items, *, w
     if np.array_equal(got, want):
         return
     height, width = (int(v) for v in want_sizes[index])
-    label = (f"image {index} ({items[index][0]!r}, {height}x{width}) in a batch padded to "
-             f"{want.shape[1]}x{want.shape[2]}")
+    # what the image is in brackets: a failure's kind is its first words without them, which then say what is wrong
+    label = (f"image {index} ({items[index][0]!r}, {height}x{width}, in a batch padded to "
+             f"{want.shape[1]}x{want.shape[2]})")
     pixels = want[:, :height, :width]
     if np.array_equal(got[:, :height, :width], pixels):
         padding = np.ones(got.shape, dtype=bool)
@@ -159,10 +160,10 @@ def _expect_image(check, got_images, want_images, want_sizes, index, items, *, w
         wrong = tuple(int(i) for i in np.argwhere(padding & (got != 0))[0])
         values = np.unique(got[padding])
         if len(values) == 1:
-            _fail(check, where, f"{label} is in place, but its padding holds {int(values[0])} everywhere; the "
-                                "padding must be 0.",
+            _fail(check, where, f"{label}: its padding holds {int(values[0])} everywhere, around pixels in place; "
+                                "the padding must be 0.",
                   "Start from zeros (torch.zeros(...), or F.pad(..., value=0)) and copy the pixels in.", items)
-        _fail(check, where, f"{label} is in place, but the padding around it holds varying values, not 0 (e.g. "
+        _fail(check, where, f"{label}: its padding holds varying values, not 0, around pixels in place (e.g. "
                             f"{int(got[wrong])} at (channel, row, column) {wrong}): is the image resized, or "
                             "repeated, over its slot?",
               "Pad, don't resize: copy the pixels into the top-left corner of a zero tensor.", items)

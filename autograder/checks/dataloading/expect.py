@@ -126,8 +126,10 @@ def expect_exactly_once(check, items_by_source, samples, *, where):
     hint = DUPLICATE_HINT if duplicated else MISSING_HINT
     if unexpected and not (duplicated or missing):
         hint = "Yield the member's own name (`member.name`) and skip members that are not images."
-    raise CheckFailure(check, f"with {where}: expected each of the {len(samples)} images exactly once, got {total} "
-                              f"items: {'; '.join(parts)}.", hint=hint,
+    # what went wrong first (more than once, never, other names), then what was expected: a failure's kind is its
+    # first words, and duplicates and missing images are two mistakes
+    raise CheckFailure(check, f"with {where}: {'; '.join(parts)}; expected each of the {len(samples)} images exactly "
+                              f"once, got {total} items.", hint=hint,
                        measurements={"items": total, "images": len(samples), "duplicated": len(duplicated),
                                      "missing": len(missing)})
 

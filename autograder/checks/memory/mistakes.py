@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "a470e1bbb17f76e0"
+DIGEST = "99c1032a76ad97f1"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
@@ -69,10 +69,10 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
                                           'should run'}},
  {'id': 'checkpointed_forward checkpoints every layer on its own',
   'says': 'checkpointed_forward checkpoints every layer on its own, which keeps more than the plain run.',
-  'signature': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward: each block should run '
-                                            'twice once'},
-  'visible': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward: each block should run '
-                                          'twice once'}},
+  'signature': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward and more activations were '
+                                            'kept than'},
+  'visible': {'checkpoint_trades_memory': 'failed: no block was recomputed in backward and more activations were '
+                                          'kept than'}},
  {'id': 'checkpointed_forward drops the RNG state (dropout differs)',
   'says': 'checkpointed_forward does not preserve the RNG state, so dropout differs in the recomputation.',
   'signature': {'checkpoint_gradients': 'failed: the gradient of parameter #weight in blocks with dropout differs '

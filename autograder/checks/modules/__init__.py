@@ -442,14 +442,16 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         exercised(f"{kind}_model", "drawn_steps_and_lr", "float64")
         expected_model, losses, after, mistaken = grader_oracle("modules.sgd_training", model, x, y, steps, lr)
         initial = {name: p.detach().clone() for name, p in model.named_parameters()}
-        model = _model_for(fit, model, kind)
+        given = model
+        model = _model_for(fit, given, kind)
         call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
         result = call_student(check, fit, model, x, y, steps=steps, lr=lr, what="fit")
         trained = dict(model.named_parameters())
+        at_half_lr = _trained_again(fit, given, kind, x, y, steps, lr / 2, initial, trained)
         for name, expected in expected_model.named_parameters():
             expect_close(check, trained[name], expected, what=f"parameter {name} after {call}",
                          inputs={"x": x, "y": y}, rtol=1e-7, atol=1e-9,
-                         known=_known_training_mistakes(name, initial, mistaken),
+                         known=_known_training_mistakes(name, initial, mistaken) + _known_lr_ignored(name, at_half_lr),
                          hint="Train the model you are given (no copy), with torch.optim.SGD(model.parameters(), "
                               "lr=lr), loss = mse_loss(model(x), y) (the mean, on predictions shaped like y: "
                               "[N] against [N, 1] broadcasts to [N, N]), and zero_grad, backward, step once per "
@@ -482,6 +484,40 @@ def _known_training_mistakes(name, initial, mistaken):
              lambda _: mistaken["squeezed"][name].double(),
              "Compare predictions shaped like y: `mse_loss(model(x), y)` on [N, 1] and [N, 1], with no `squeeze()` "
              "or `view(-1)` on one side only."))
+
+
+def _trained_again(fit, given, kind, x, y, steps, lr, initial, trained):
+    """``{name: parameter}`` after ``fit`` on a fresh twin of ``given`` with the same data and steps at another
+    learning rate, run once and only when asked (a mismatch), or ``None`` when the first run left the parameters as
+    they were (then no learning rate made a difference, and the model before fit tells that mistake)."""
+    if all(torch.equal(trained[name].detach().cpu(), value.to(trained[name].dtype)) for name, value in initial.items()):
+        return None
+    runs = {}
+
+    def parameters():
+        if "trained" not in runs:
+            model = _model_for(fit, given, kind)
+            try:
+                call_student(current_check(), fit, model, x, y, steps=steps, lr=lr, what="fit")
+                runs["trained"] = {name: p.detach().clone() for name, p in model.named_parameters()}
+            except CheckFailure:
+                runs["trained"] = {}
+        return runs["trained"]
+    return parameters
+
+
+def _known_lr_ignored(name, at_half_lr):
+    """``fit`` ignores ``lr`` (``expect_close``'s ``known``): the same parameters when trained again at half the
+    learning rate. A result that does not depend on lr is what an lr of the student's own choosing gives."""
+    if at_half_lr is None:
+        return ()
+
+    def again(expected):
+        value = at_half_lr().get(name)
+        return value.double() if value is not None else torch.full_like(expected, float("nan"))
+    return (("what fit also gives at half that learning rate: the result does not depend on lr", again,
+             "Pass the `lr` argument to the optimizer: `torch.optim.SGD(model.parameters(), lr=lr)`, not a fixed "
+             "learning rate."),)
 
 
 @graded(2, hidden=[{"cases": 3}])

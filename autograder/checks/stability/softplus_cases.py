@@ -145,4 +145,18 @@ def pointed_failure(failure, x, got, expected, repro, *, grad=False):
     sentence, bad_x = where_wrong(x, got, expected, rtol=rtol, atol=atol)
     literal = tensor_source(bad_x.to(x.dtype).to(x.device), requires_grad=grad)
     extra = f"\n{sentence}" + (f"\nTo reproduce, run: {repro.format(x=literal)}" if literal and bad_x.numel() else "")
-    return CheckFailure(failure.check, failure.detail + extra, hint=failure.hint, measurements=failure.measurements)
+    return CheckFailure(failure.check, failure.detail + extra, hint=failure.hint, measurements=failure.measurements,
+                        kind=_not_finite_where(failure.kind, x, got, expected))
+
+
+def _not_finite_where(kind, x, got, expected):
+    """A "not finite" failure's kind with the sign of the inputs where the result is not finite (and the reference
+    is): the same values past an overflow at large positive x and at large negative x are two mistakes
+    (``log1p(exp(x))`` against ``x + log1p(exp(-x))``); any other failure keeps the words of its message."""
+    if not kind.startswith("not finite"):
+        return None
+    flat_x = x.detach().cpu().double().reshape(-1)
+    bad = ~torch.isfinite(got.detach().cpu().reshape(-1)) & torch.isfinite(expected.detach().cpu().reshape(-1))
+    signs = [side for side, held in (("positive", flat_x[bad] > 0), ("negative", flat_x[bad] < 0),
+                                     ("zero", flat_x[bad] == 0)) if bool(held.any())]
+    return f"{kind} at {' and '.join(signs)} x" if signs else kind
