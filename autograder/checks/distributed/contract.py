@@ -27,7 +27,8 @@ CONTRACTS = (
                "`batch_size`: divide each micro-batch's loss by `accumulation`, then step and zero the gradients;",
                items=("accumulate_matches_single", "accumulate_no_sync"), inputs=(*RANKS, "accumulation_3")),
         Clause("run the forward and backward of all micro-batches but the last inside `ddp.no_sync()` (the grader "
-               "reads it in your source, and counts the all-reduces of each step in your process).",
+               "reads it in your source, counts what the ranks send on the sandbox's network, and counts the "
+               "all-reduces of each step in your process).",
                items=("accumulate_no_sync",), inputs=("allreduces_counted",)),
     )),
     Contract("average_gradients", (
