@@ -38,10 +38,11 @@ def resting_on_the_worker():
     return [f"{r['topic']}.{r['item']}" for r in rows() if r["worker_facts"] and not r.get("facts_only_cost")]
 
 
-TRAFFIC_NOTE = ("traffic*: read only where the worker has a network namespace of its own (bubblewrap). In the "
-                "fallback sandbox (and without one) the grader cannot tell the worker's traffic from its own: those "
-                "items rest on the rest of their evidence, and a worker that forges its report keeps their points "
-                "there.")
+TRAFFIC_NOTE = ("traffic*: read only where the worker has a network namespace of its own (bubblewrap). Without one "
+                "(`--no-sandbox`, one process) the grader cannot tell the worker's traffic from its own: those items "
+                "rest on the rest of their evidence, and a worker that forges its report keeps their points there. "
+                "The fallback sandbox (Gradescope) grades no distributed item: gloo needs TCP, which its seccomp "
+                "filter refuses.")
 
 
 def _evidence(row):
