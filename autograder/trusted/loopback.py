@@ -103,7 +103,9 @@ def sent(proc):
     if member is None:
         if proc.poll() is not None:
             return None
-        member = _member(proc.pid) or (None, None)
+        member = _member(proc.pid)
+        if member is None:        # none yet (a sandbox still starting), or none at all: looked for again next time
+            return None
         proc.loopback_member = member
     pid, fd = member
     if pid is None or not _alive(fd):

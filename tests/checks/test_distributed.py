@@ -347,7 +347,7 @@ def test_nothing_is_read_for_a_function_in_this_process():
     traffic.expect_traffic("check_x", _item_plans(0)[1], reading, ddp=False, what="f", case="c", hint="h")
 
 
-SENDER = ("import socket, sys\nsys.stdin.readline()\nserver = socket.create_server(('127.0.0.1', 0))\n"
+SENDER = ("import socket, sys\nprint('ready', flush=True)\nsys.stdin.readline()\nserver = socket.create_server(('127.0.0.1', 0))\n"
           "client = socket.create_connection(server.getsockname())\npeer, _ = server.accept()\n"
           "client.sendall(b'x' * 100000)\ngot = 0\nwhile got < 100000:\n    got += len(peer.recv(65536))\n"
           "print('sent', flush=True)\nsys.stdin.readline()\n")
@@ -364,6 +364,7 @@ def test_the_loopback_of_a_sandboxed_worker_is_read_from_outside(tmp_path, sandb
             pytest.skip(f"no sandbox here: {why}")
     proc = sandbox.start([sys.executable, "-c", SENDER], scratch=str(tmp_path), sandboxed=sandboxed)
     try:
+        assert proc.stdout.readline() == b"ready\n"      # the sandbox is up: its namespace exists
         before = loopback.sent(proc)
         proc.stdin.write(b"\n")
         assert proc.stdout.readline() == b"sent\n"
