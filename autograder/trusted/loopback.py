@@ -16,6 +16,7 @@ import os
 import select
 from dataclasses import dataclass
 
+from .processes import parent_of, parents
 
 
 @dataclass(frozen=True)
@@ -27,25 +28,6 @@ class Loopback:
 
     def __sub__(self, other):
         return Loopback(self.bytes - other.bytes, self.packets - other.packets)
-
-
-def _parent(pid):
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return int(handle.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _parents():
-    """``{pid: parent pid}`` of every process this one can see."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            parent = _parent(name)
-            if parent is not None:
-                found[int(name)] = parent
-    return found
 
 
 def _namespace(pid):
@@ -74,10 +56,10 @@ def _member(root):
     own = _namespace("self")
     if own is None:
         return None
-    parents = _parents()
+    family = parents()
     level = [root]
     while level:
-        children = sorted(pid for pid, parent in parents.items() if parent in level)
+        children = sorted(pid for pid, parent in family.items() if parent in level)
         for pid in children:
             namespace = _namespace(pid)
             if namespace is not None and namespace != own:
@@ -85,7 +67,7 @@ def _member(root):
                     fd = os.pidfd_open(pid)
                 except OSError:
                     continue
-                if _parent(pid) in level:     # not a number reused between the scan and pidfd_open
+                if parent_of(pid) in level:     # not a number reused between the scan and pidfd_open
                     return pid, fd
                 os.close(fd)
         level = children

@@ -23,12 +23,12 @@ def end_family(root, keep_root=False):
     grew = True
     while grew:
         grew = False
-        for pid, parent in _parents().items():
+        for pid, parent in parents().items():
             if parent in members and pid not in members:
                 fd = _pidfd(pid)
                 if fd is None:
                     continue
-                if _parent(pid) != parent:     # the number was reused between the scan and pidfd_open
+                if parent_of(pid) != parent:     # the number was reused between the scan and pidfd_open
                     os.close(fd)
                     continue
                 _signal(fd, signal.SIGSTOP)
@@ -59,7 +59,8 @@ def _signal(fd, signum):
         pass
 
 
-def _parent(pid):
+def parent_of(pid):
+    """The parent process id of ``pid`` (from ``/proc``), or ``None`` when it is gone or cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             return int(handle.read().rsplit(b")", 1)[1].split()[1])
@@ -67,11 +68,12 @@ def _parent(pid):
         return None
 
 
-def _parents():
+def parents():
+    """``{pid: parent pid}`` of every process this one can see."""
     found = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            parent = _parent(name)
+            parent = parent_of(name)
             if parent is not None:
                 found[int(name)] = parent
     return found

@@ -36,7 +36,10 @@ from tests.proving import ROOT, reference_cells, submission
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 TOPICS = [t for t in ALL_TOPICS if t not in bundle.NEEDS_LOOPBACK]   # every assignment Gradescope can grade, in order
-BUGGY = TOPICS                           # the demo's buggy student of every assignment too
+# The demo's buggy student where the container's grading differs most from a sandboxed one (worker processes over tar
+# shards, autocast, the profiler, timing): the reference of every assignment is graded above, and grade's path is the
+# same code for the rest.
+BUGGY = [t for t in TOPICS if t in ("operators", "dataloading", "amp", "memory")]
 HOSTILE_TOPIC = "stability"
 SHORT = {"call_timeout_s": 10, "grading": {"cell_timeout_s": 8, "submission_timeout_s": 25}}
 RUN_TIMEOUT_S = 300
