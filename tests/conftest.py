@@ -15,20 +15,21 @@ from tests.student_kit import kit_home, kit_venv, kit_wheel  # noqa: F401 - one 
 
 SHARED = {"kit": "student-kit", "hub": "student-kit", "browser": "browser"}   # tests/<package> -> its group
 
-# the groups that take longest, handed out first; the rest follow in order. The order matters more than the numbers:
-# on two workers, this order (each group's summed seconds on 2026-11-24) ran the suite in 20 min 7 s, 21 min 14 s
-# and 21 min 54 s (and in 17 min 58 s to 19 min 55 s the next day, a faster day for this machine, with two cuts),
-# where the order of a later measurement (the student kit first, then Gradescope) took 22 min 10 s and 22 min 19 s
-# (2026-11-25; a likely cause, not shown: the kit venv's and Gradescope's pip installs began side by side)
+# the groups that take longest, handed out first; the rest follow in order. The order matters more than the numbers
+# (each group's summed seconds in a full run on 2026-11-28, two workers on 2 cores).
 LONGEST = {
-    "tests/gradescope/test_gradescope.py": 580,
-    "tests/course/test_parallel.py": 400,
-    "student-kit": 390,
-    "tests/adversarial/test_attacks.py": 330,
-    "tests/course/test_grading.py": 250,
-    "tests/trusted/test_trusted_proofs.py": 190,
-    "browser": 180,
-    "tests/checks/test_proofs.py": 150,
+    "student-kit": 470,
+    "browser": 270,
+    "tests/adversarial/test_attacks.py": 260,
+    "tests/gradescope/test_gradescope.py": 240,
+    "tests/course/test_parallel.py": 235,
+    "tests/course/test_grading.py": 235,
+    "tests/course/test_course_state.py": 195,
+    "tests/honest/test_corpus.py": 185,
+    "tests/trusted/test_trusted_proofs.py": 130,
+    "tests/checks/test_proofs.py": 125,
+    "tests/checks/test_spec_agreement.py": 90,
+    "tests/test_gpu_scripts.py": 80,
 }
 
 
