@@ -4,7 +4,7 @@ student kit, built once per session, and a fresh virtual environment with only t
 Both live under one temporary directory of mode 0755 (not pytest's own, which is 0700), so that other users (the
 JupyterHub test's students) can read the notebooks and run the venv's interpreter, kernel and Jupyter. The venv is
 made with ``python -m venv`` and ``pip install torch==2.13.0 <wheel>`` from the package index, with the kit's
-dependencies (nbgrader, JupyterLab): about 50 s the first time on 2 cores, quicker from pip's cache.
+dependencies (nbgrader, JupyterLab), quicker from pip's cache.
 """
 
 import os

@@ -1,7 +1,7 @@
 """The messages a student reads, over whole grades: the named-mistake hint keeps its measured rate on mistakes
 written apart from the mutants (docs/feedback.md), and no message has a slip a machine can see.
 
-One grading of the set per module (about 40 s on this 2-core machine); the messages of every mutant are read for
+One grading of the set per module; the messages of every mutant are read for
 slips when the signatures are regenerated (``tests/mistakes/signatures.py``), as they are graded there.
 """
 
