@@ -4,8 +4,8 @@ The README's test command runs the suite on two pytest workers (pytest-xdist, ``
 that one worker runs whole, so that a module's (or a package's) expensive fixtures are set up once: its file, or
 the browser tests' package (one JupyterLab and one Chromium), or the student kit (tests/kit and tests/hub share one
 kit venv, a session fixture). The groups are handed out longest first (``LONGEST``), so that the two workers end
-at about the same time. Three workers are no faster on the 2-core machine: 20 min 22 s against 20 min 7 s for two
-(2026-11-25, the same code), every group slower beside two others."""
+at about the same time. Three workers are no faster than two on the 2-core machine: every group is slower beside
+two others."""
 
 import pytest
 import torch
