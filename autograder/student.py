@@ -116,6 +116,7 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     __tracebackhide__ = True
     if timeout is None:
         timeout = settings.call_timeout_s
+    fn, what = _held(fn, what)
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
     sink = BoundedText(settings.max_output_chars)
     before = snapshot_inputs(fn, args, kwargs)
@@ -165,6 +166,14 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.",
                            kind=f"raised: {type(error).__name__}",
                            cause=f"{name} raised {type(error).__name__}: {error}{where}") from None
+
+
+def _held(fn, what):
+    """``(object, name)``: a handle (``trusted.handle.Handle``, ``student_calls.Student``) gives the object it holds
+    and its name (asked of its class: a proxy answers any attribute over the pipe)."""
+    if getattr(type(fn), "holds_target", False):
+        return fn.target, what or getattr(fn, "what", None)
+    return fn, what
 
 
 def expect_state_kept(check, name, changed, before, after):
@@ -268,6 +277,7 @@ def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwarg
     A different exception, or none, is a :class:`CheckFailure`.
     """
     __tracebackhide__ = True
+    fn, what = _held(fn, what)
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
     inputs = _describe_call(args, kwargs)
     sink = BoundedText(settings.max_output_chars)

@@ -23,7 +23,7 @@ from ...timing import expect_speedup
 from ...spec import current_check, graded
 from . import precision
 from . import problems
-from . import runs
+from .probes import runs
 from . import scaling
 from . import speed
 from .scaling import GRAD_TOLERANCE, SCALER_HINT

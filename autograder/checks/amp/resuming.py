@@ -25,7 +25,7 @@ from ...source_rules import safe_load
 from ...spec import current_check, graded
 from ...trusted.handle import handle
 from . import checkpoint
-from . import checkpoint_runs
+from .probes import checkpoint_runs
 from . import problems
 
 

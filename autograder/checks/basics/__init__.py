@@ -16,9 +16,9 @@ from ...expected_outputs import oracle
 from ...student import call_student, describe
 from ...spec import current_check, graded
 from ...trusted.remote import Callback
-from . import inworker
+from . import probes
 from .contract import REQUIRES_GRAD_LABELS, VIEW_LABELS
-from .inworker import InWorker
+from .probes import InWorker
 from .rules import leaves_argument_flag
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
@@ -56,10 +56,10 @@ def _pick(gen, options):
 
 def _scalar_functions(gen, numel):
     """Scalar-valued functions of a tensor of ``numel`` elements; each works in any dtype and on any device (and
-    crosses to the student's worker as a ``functools.partial`` of a module-level function: ``inworker.FORMULAS``)."""
+    crosses to the student's worker as a ``functools.partial`` of a module-level function: ``probes.FORMULAS``)."""
     weights = torch.randn(numel, generator=gen, dtype=torch.float64)
     matrix = torch.randn(numel, numel, generator=gen, dtype=torch.float64) / max(numel, 1) ** 0.5
-    return [inworker.Function(index, weights, matrix) for index in range(len(inworker.FORMULAS))]
+    return [probes.Function(index, weights, matrix) for index in range(len(probes.FORMULAS))]
 
 
 def _grad_input(gen, dtype, device):
@@ -101,7 +101,7 @@ def _grad_values(check, grad_of, seed, cases):
         f = _pick(gen, _scalar_functions(gen, x.numel()))
         inputs = {"f": f, "x": x}
         exercised_as(tensor_labels, x)
-        facts = call_student(check, InWorker(inworker.grad_of_result, grad_of, f.partial, x), f, x, what="grad_of")
+        facts = call_student(check, InWorker(probes.grad_of_result, grad_of, f.partial, x), f, x, what="grad_of")
         grad = facts["grad"]
         expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
                     inputs=inputs, hint="The gradient of f at x has x's shape: return the gradient with "
@@ -156,7 +156,7 @@ def _expect_not_an_estimate(check, failure, grad, expected, inputs):
 
 
 def _expect_unchanged(check, name, before, after, f):
-    """``after`` (``inworker.grad_state`` of the tensor after the call, reported from where grad_of ran) is
+    """``after`` (``probes.grad_state`` of the tensor after the call, reported from where grad_of ran) is
     ``before`` (the same, of the grader's own copy). A ``.grad`` that appeared is told first: ``.backward()`` on
     ``x`` is the cause, and it usually sets the flag on the way."""
     __tracebackhide__ = True
@@ -189,14 +189,14 @@ def _grad_leaves_x_alone(check, grad_of, seed, cases):
         device = _devices()[i % len(_devices())]
         base = _grad_input(gen, torch.float32, device)
         f = _pick(gen, _scalar_functions(gen, base.numel()))
-        kind = inworker.GRAD_KINDS[i % 4]
+        kind = probes.GRAD_KINDS[i % 4]
         exercised(kind)
         # x is built where grad_of runs (a tensor's flag, .grad and graph do not cross to a worker); here, the
         # same x for the expected values and the message.
-        x, owner = inworker.grad_input(kind, base)
-        before = inworker.grad_state(x)
-        owner_before = inworker.grad_state(owner) if owner is not None else None
-        facts = call_student(check, InWorker(inworker.grad_of_leaving, grad_of, f.partial, kind, base,
+        x, owner = probes.grad_input(kind, base)
+        before = probes.grad_state(x)
+        owner_before = probes.grad_state(owner) if owner is not None else None
+        facts = call_student(check, InWorker(probes.grad_of_leaving, grad_of, f.partial, kind, base,
                                              here=(x, owner)), f, x, what="grad_of")
         grad = facts["grad"]
         expect_tensor(check, grad, what="grad_of's result")
@@ -287,12 +287,12 @@ def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
         shape = [int(s) for s in torch.randint(1, 5, (int(torch.randint(0, 3, (1,), generator=gen)),),
                                                generator=gen)]
         base = _random_tensor(gen, dtype, shape).to(device)
-        kind = inworker.REQUIRES_GRAD_KINDS[i % 3]
+        kind = probes.REQUIRES_GRAD_KINDS[i % 3]
         exercised(REQUIRES_GRAD_LABELS[i % 3], f"on_{device}")
         # t is made where to_numpy runs (a Parameter, a non-leaf and a flag the student may clear do not cross to a
         # worker); here, the same t for the expected values and the message.
-        t = inworker.requiring_grad(i % 3, base)
-        facts = call_student(check, InWorker(inworker.to_numpy_requiring_grad, to_numpy, i % 3, base, here=t), t,
+        t = probes.requiring_grad(i % 3, base)
+        facts = call_student(check, InWorker(probes.to_numpy_requiring_grad, to_numpy, i % 3, base, here=t), t,
                              what="to_numpy")
         _expect_array(check, facts["array"], t, kind=kind)
         if not facts["requires_grad"]:
@@ -301,12 +301,12 @@ def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
 
 
 def _views(gen, device):
-    """``[(kind, base, view)]``: each of ``inworker.VIEWS`` and the tensor it is a view of."""
+    """``[(kind, base, view)]``: each of ``probes.VIEWS`` and the tensor it is a view of."""
     base = _random_tensor(gen, torch.float32, [4, 6]).to(device)
     cube = _random_tensor(gen, torch.int64, [2, 3, 4]).to(device)
     row = _random_tensor(gen, torch.float64, [1, 5]).to(device)
     leaf = _random_tensor(gen, torch.float32, [3, 2]).to(device)
-    return [(kind, b, inworker.view_of(kind, b)) for kind, b in enumerate((base, base, cube, row, base, base, leaf))]
+    return [(kind, b, probes.view_of(kind, b)) for kind, b in enumerate((base, base, cube, row, base, base, leaf))]
 
 
 @graded(1, hidden=[{"rounds": 4}])
@@ -321,9 +321,9 @@ def check_to_numpy_views(to_numpy, *, seed=0, rounds=2):
         for kind, base, view in _views(gen, device):
             # The view is made where to_numpy runs: a tensor crosses to a worker by value, contiguous.
             exercised(VIEW_LABELS[kind], f"on_{device}")
-            result = call_student(check, InWorker(inworker.to_numpy_of_view, to_numpy, kind, base, here=view), view,
+            result = call_student(check, InWorker(probes.to_numpy_of_view, to_numpy, kind, base, here=view), view,
                                   what="to_numpy")
-            _expect_array(check, result, view, kind=inworker.VIEWS[kind] + ",")
+            _expect_array(check, result, view, kind=probes.VIEWS[kind] + ",")
 
 
 # ------------------------------------------------------------------ fit_quadratic
@@ -360,13 +360,13 @@ FIT_CHUNK = 100     # samples sent at a time when the call count is not graded
 def _fit(check, fit_quadratic, data, steps, lr, seed, counted=True):
     """``fit_quadratic(data, steps=, lr=)`` with torch's generator seeded where it runs. ``counted``: ``data`` is called
     back here from a worker (``Callback``) at every call, so its call count stays the grader's; else the worker gets
-    its samples ``FIT_CHUNK`` at a time (``inworker.Prefetched``: a fit of 800 steps in 8 round trips, not 800)."""
+    its samples ``FIT_CHUNK`` at a time (``probes.Prefetched``: a fit of 800 steps in 8 round trips, not 800)."""
     __tracebackhide__ = True
     exercised("own_generate_data", f"steps_{steps}", *(["calls_counted"] if counted else []))
     if counted:
-        helper = InWorker(inworker.seeded_call, fit_quadratic, seed, Callback(data))
+        helper = InWorker(probes.seeded_call, fit_quadratic, seed, Callback(data))
     else:
-        helper = InWorker(inworker.seeded_call_prefetched, fit_quadratic, seed, Callback(data.take), FIT_CHUNK)
+        helper = InWorker(probes.seeded_call_prefetched, fit_quadratic, seed, Callback(data.take), FIT_CHUNK)
     return call_student(check, helper, data, steps=steps, lr=lr, what="fit_quadratic")
 
 

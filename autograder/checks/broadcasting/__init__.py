@@ -19,7 +19,7 @@ from ...source_rules import no_loop
 from ...spec import current_check, graded
 from ...trusted.handle import handle
 from .contract import batch_labels, distance_labels, merge_labels, shape_pair_labels
-from .inworker import parameter_facts
+from .probes import parameter_facts
 from .tiling import expect_no_tiling
 
 ACTIVATIONS = (None, torch.relu, torch.tanh, torch.nn.Sigmoid())

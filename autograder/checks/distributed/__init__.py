@@ -2,7 +2,7 @@
 
 ``train_ddp`` (``DistributedDataParallel`` and ``DistributedSampler`` with ``set_epoch``), ``train_accumulate``
 (gradient accumulation with ``no_sync()``) and ``average_gradients`` (DDP's all-reduce written by hand). The grader
-starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``ranks.py``); every rank
+starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``probes.py``); every rank
 sends back the samples its dataset gave out and its parameters after every optimizer step, and the grader compares
 them with its own single-process run of the same plan (``autograder/oracles/distributed.py``). A rank whose call
 raises ends the whole launch at once, and the item fails with that rank's message.
@@ -28,7 +28,7 @@ from ...expected_outputs import is_recording, oracle
 from ...source_rules import uses
 from ...spec import current_check, graded
 from ...trusted.handle import handle
-from . import known_steps, problems, ranks, traffic
+from . import known_steps, probes, problems, traffic
 from .rules import uses_method
 
 DDP_NAMES = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
@@ -150,7 +150,7 @@ def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
     __tracebackhide__ = True
     check = current_check()
     for plan in _plans(seed, world_size):
-        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         share = plan["samples"] // plan["world_size"]
         exercised("recording_dataset", *(["two_epochs"] if plan["epochs"] == 2 else []))
         seen = [[i for step in e["steps"] for i in step.get("ids", [])] + list(e.get("unstepped", []))
@@ -187,7 +187,7 @@ def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
     __tracebackhide__ = True
     check = current_check()
     for plan in _plans(seed, world_size):
-        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         _expect_steps(check, entries, plan, case)
         for s in range(len(entries[0]["steps"])):
             for rank in range(1, len(entries)):
@@ -195,7 +195,7 @@ def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
                                what=f"rank {rank}'s parameters after step {s}, against rank 0's", case=case,
                                tol=SAME_TOL, hint="Wrap the model, `ddp = DistributedDataParallel(model)`, and "
                                                   "call `ddp(x)` (not `model(x)`): backward then averages the "
-                                                  "gradients over the ranks.")
+                                                  "gradients over the probes.")
 
 
 @graded(3, hidden=[{"world_size": 3}])
@@ -205,7 +205,7 @@ def check_ddp_matches_single(train_ddp, *, seed=0, world_size=2):
     __tracebackhide__ = True
     check = current_check()
     for plan in _plans(seed, world_size):
-        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+        entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         exercised(*(["two_epochs"] if plan["epochs"] == 2 else []))
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case,
@@ -226,7 +226,7 @@ def check_accumulate_matches_single(train_accumulate, *, seed=0, world_size=2):
     __tracebackhide__ = True
     check = current_check()
     for plan in _plans(seed, world_size, accumulation=3):
-        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate")
+        entries, case = _entries(check, train_accumulate, probes.accumulate_run, plan, "train_accumulate")
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
 
@@ -249,7 +249,7 @@ def check_accumulate_no_sync(train_accumulate, *, seed=0):
     check = current_check()
     for plan in _plans(seed + 100, 2, accumulation=3, wide=True):
         reading = traffic.Reading(train_accumulate)
-        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate", reading)
+        entries, case = _entries(check, train_accumulate, probes.accumulate_run, plan, "train_accumulate", reading)
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
         counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
@@ -278,7 +278,7 @@ def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
     __tracebackhide__ = True
     check = current_check()
     for plan in _plans(seed + 200, world_size, frozen=True):
-        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
+        entries, case = _entries(check, average_gradients, probes.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
 
@@ -300,7 +300,7 @@ def check_average_calls(average_gradients, *, seed=0):
     check = current_check()
     for plan in _plans(seed + 300, 2, frozen=True, unused=True, wide=True):
         reading = traffic.Reading(average_gradients)
-        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)",
+        entries, case = _entries(check, average_gradients, probes.average_run, plan, "average_gradients(model)",
                                  reading)
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)

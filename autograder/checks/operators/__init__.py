@@ -8,7 +8,6 @@ with nothing in range.
 
 import torch
 
-from ...probe_registry import probe
 from ...compare import context, expect_close, expect_meta
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
@@ -19,6 +18,7 @@ from ...oprecorder import expect_constant_work
 from ...source_rules import no_loop
 from ...spec import current_check, graded
 from .contract import masked_mean_labels
+from .probes import slicing_loop_sum
 
 SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
 FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -143,15 +143,6 @@ def check_row_sum_vectorized(row_sum, *, seed=0):
     exercised("rows_4_and_64")
     expect_constant_work(check, row_sum, _count_args, COUNT_ROWS, what="row_sum",
                          hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
-
-
-@probe
-def slicing_loop_sum(x):
-    """The baseline: one slice and one addition per row."""
-    total = torch.zeros_like(x[0])
-    for i in range(x.shape[0]):
-        total += x[i]
-    return total
 
 
 def speed_args(device, seed=0):

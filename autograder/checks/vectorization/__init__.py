@@ -13,7 +13,6 @@ import re
 
 import torch
 
-from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
 from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
@@ -24,7 +23,9 @@ from ...source_rules import no_call, no_loop, uses
 from ...timing import expect_speedup
 from ...trusted.handle import handle
 from ...spec import current_check, graded
-from . import compiling, masked_mean, per_sample, worker_facts
+from . import masked_mean, per_sample
+from .probes import compiling, worker_facts
+from .probes.worker_facts import loop_gather
 from .contract import gather_labels, mean_labels
 from .rules import no_value_branch
 
@@ -41,12 +42,6 @@ LOOP_HINT = ("Index all rows at once: with offsets `b * N` into `tensor.reshape(
 
 def _devices():
     return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-
-
-@probe
-def loop_gather(tensor, indices):
-    """The oracle: one row at a time, as the tutorial's slow version does."""
-    return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
 
 
 def _values(gen, shape, dtype):

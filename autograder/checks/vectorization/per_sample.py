@@ -17,7 +17,7 @@ from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...student import call_student
 from ...trusted.handle import handle
-from .worker_facts import model_for
+from .probes.worker_facts import model_for
 
 VMAP_NAMES = ("torch.func.vmap", "torch.vmap", "functorch.vmap")   # the spellings of vmap the source rule accepts
 # (sizes, dtype, B) every seed sees first: one Linear and one sample, two and three Linears, float32 and float64.

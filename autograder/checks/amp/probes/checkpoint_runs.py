@@ -24,11 +24,11 @@ from pathlib import Path
 
 import torch
 
-from ...probe_registry import probe
-from ...errors import CheckFailure
-from ...student import call_student
-from . import checkpoint
-from . import problems
+from ....probe_registry import probe
+from ....errors import CheckFailure
+from ....student import call_student
+from .. import checkpoint
+from .. import problems
 
 MAX_FILE_BYTES = 64 << 20      # a checkpoint of the checks' small models is a few kB
 
