@@ -15,7 +15,8 @@ A check is written against two things and nothing else::
 * every other positional argument (:class:`Student`): the student's object under the exercise's name. Calling it
   is :func:`~autograder.student.call_student` (time limit, printed output captured, inputs unchanged, errors as
   messages); ``.raises(...)`` expects an exception; ``.beside(probe, ...)`` runs a registered probe where the
-  object lives; ``.in_fresh_process()`` reaches it from a process that never ran the checks' calls.
+  object lives; ``.via(probe, ...)`` is the guarded call made by such a probe (for arguments built there);
+  ``.in_fresh_process()`` reaches it from a process that never ran the checks' calls.
 
 Where the object lives (this process, or a sandboxed worker under trusted grading) the check never asks: the
 handle knows (:class:`~autograder.trusted.handle.Handle`). The check's public signature stays the student's
@@ -23,6 +24,7 @@ objects and its keyword arguments: ``check_softmax_forward(stable_softmax, seed=
 """
 
 import hashlib
+import inspect
 
 import torch
 
@@ -62,6 +64,16 @@ class Student(Handle):
     def beside_within(self, seconds, probe, *args, **kwargs):
         return super().beside_within(seconds, probe, *_plain(args), **_plain(kwargs))
 
+    def via(self, probe, *recipe, shown, here=None, **kwargs):
+        """The guarded call that ``probe(obj, *recipe, **kwargs)`` makes where the object lives (``beside``), for a
+        call whose arguments must be built there: a view, a tensor's flag, ``.grad`` or graph (a tensor crosses to a
+        worker as a plain copy). Messages show ``shown``, the arguments as the check built them; when the object
+        lives in this process those (``here``) are passed on instead of being rebuilt, so the call gets the caller's
+        own tensors and a change to them is caught."""
+        __tracebackhide__ = True
+        made_there = _MadeThere(probe, self, recipe, here)
+        return call_student(self.check, made_there, *shown, what=self.what, **_plain(kwargs))
+
     def in_fresh_process(self):
         return Student(remote.in_fresh_process(self.target), self.check, self.what)
 
@@ -77,6 +89,23 @@ class Student(Handle):
 
     def __repr__(self):
         return f"student({self.target!r})"
+
+
+class _MadeThere:
+    """``call_student``'s callee for :meth:`Student.via`: called with the arguments messages show, it runs the probe
+    on the recipe where the object lives (messages name the student's parameters, in one process)."""
+
+    def __init__(self, probe, student, recipe, here):
+        self.probe, self.student, self.recipe = probe, student, _plain(recipe)
+        self.here = {} if here is None or student.in_worker else {"here": here}
+        if not student.in_worker:
+            try:
+                self.__signature__ = inspect.signature(student.target)
+            except (TypeError, ValueError):
+                pass
+
+    def __call__(self, *shown, **kwargs):
+        return self.student.beside(self.probe, *self.recipe, **kwargs, **self.here)
 
 
 def _plain(values):
