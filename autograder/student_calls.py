@@ -26,6 +26,7 @@ objects and its keyword arguments: ``check_softmax_forward(stable_softmax, seed=
 import hashlib
 import inspect
 
+import numpy
 import torch
 
 from .student import call_student, raises_from_student
@@ -109,10 +110,15 @@ class _MadeThere:
 
 
 def _plain(values):
-    """Arguments with every handle replaced by the object it holds (what crosses to the student's process)."""
+    """Arguments with every handle replaced by the object it holds, and a seam by its name (what crosses to the
+    student's process)."""
     if isinstance(values, dict):
-        return {k: unwrapped(v) for k, v in values.items()}
-    return tuple(unwrapped(v) for v in values)
+        return {k: _plain_one(v) for k, v in values.items()}
+    return tuple(_plain_one(v) for v in values)
+
+
+def _plain_one(value):
+    return str(value) if isinstance(value, Seam) else unwrapped(value)
 
 
 class Seam(str):
@@ -133,6 +139,10 @@ class Seam(str):
     def generator(self, stream=0):
         """A CPU ``torch.Generator`` seeded by :meth:`seed_for`: the check's inputs, drawn afresh for each seed."""
         return torch.Generator().manual_seed(self.seed_for(stream))
+
+    def numpy_generator(self, stream=0):
+        """A NumPy ``Generator`` seeded by :meth:`seed_for`, for what is drawn with NumPy (images, file sizes)."""
+        return numpy.random.default_rng(self.seed_for(stream))
 
     def student(self, obj, what=None):
         """A :class:`Student` handle on ``obj``, an object the student's code made (a model, a dataset)."""

@@ -109,6 +109,14 @@ def run_from(model):
     return model, make_optimizer(model), make_scaler()
 
 
+def resume_problem(seed):
+    """The resume check's problem, drawn from ``seed`` alike by the grader and where the student's code runs:
+    ``(the model's start, the batches, the cut)``."""
+    gen = torch.Generator().manual_seed(1000 + seed)
+    start = make_model(gen)
+    return start, batches(gen, RESUME_BATCHES), resume_cut(seed)
+
+
 def resume_cut(seed):
     """After how many steps the resume check interrupts the run."""
     low, high = RESUME_CUTS

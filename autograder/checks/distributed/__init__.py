@@ -19,14 +19,13 @@ The all-reduce counts are measured in the student's process: they explain and co
 
 import contextlib
 
-import torch
 
 from ...compare import expect_close
 from ...contracts import exercised
 from ...errors import CheckFailure
 from ...expected_outputs import is_recording, oracle
 from ...source_rules import uses
-from ...spec import current_check, graded
+from ...spec import graded
 from ...trusted.handle import handle
 from . import known_steps, probes, problems, traffic
 from .rules import uses_method
@@ -135,8 +134,7 @@ def _expect_single(check, entries, plan, case, hint):
         before = want
 
 
-def _plans(seed, world_size, accumulation=1, frozen=False, unused=False, wide=False):
-    gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
+def _plans(gen, world_size, accumulation=1, frozen=False, unused=False, wide=False):
     return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen,
                                    unused=unused, wide=wide)]
 
@@ -144,12 +142,11 @@ def _plans(seed, world_size, accumulation=1, frozen=False, unused=False, wide=Fa
 # ---------------------------------------------------------------- train_ddp
 
 @graded(2, hidden=[{"world_size": 3}])
-def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
+def check_ddp_data_split(check, train_ddp, *, seed=0, world_size=2):
     """In every epoch the ranks' samples (what each rank's dataset gave out) are disjoint and together the whole
     dataset, every sample once; the order changes from one epoch to the next (``set_epoch``)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size):
+    for plan in _plans(check.generator(), world_size):
         entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         share = plan["samples"] // plan["world_size"]
         exercised("recording_dataset", *(["two_epochs"] if plan["epochs"] == 2 else []))
@@ -181,12 +178,11 @@ def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
 
 
 @graded(2, hidden=[{"world_size": 3}], source=[uses("train_ddp", *DDP_NAMES)])
-def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
+def check_ddp_replicas_agree(check, train_ddp, *, seed=0, world_size=2):
     """The model is wrapped in ``DistributedDataParallel`` (read from the source), and after every optimizer step
     every rank's parameters equal rank 0's."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size):
+    for plan in _plans(check.generator(), world_size):
         entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         _expect_steps(check, entries, plan, case)
         for s in range(len(entries[0]["steps"])):
@@ -199,12 +195,11 @@ def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
 
 
 @graded(3, hidden=[{"world_size": 3}])
-def check_ddp_matches_single(train_ddp, *, seed=0, world_size=2):
+def check_ddp_matches_single(check, train_ddp, *, seed=0, world_size=2):
     """Every rank trains on ``DistributedSampler``'s samples for it, and after every step its parameters equal
     (float32 tolerance) those of one process taking an SGD step on all the ranks' samples of that step."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size):
+    for plan in _plans(check.generator(), world_size):
         entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         exercised(*(["two_epochs"] if plan["epochs"] == 2 else []))
         _expect_ids(check, entries, plan, case)
@@ -220,12 +215,11 @@ ACCUMULATE_HINT = ("Divide every micro-batch's loss by `accumulation`, call `bac
 
 
 @graded(3, hidden=[{"world_size": 3}])
-def check_accumulate_matches_single(train_accumulate, *, seed=0, world_size=2):
+def check_accumulate_matches_single(check, train_accumulate, *, seed=0, world_size=2):
     """Every optimizer step takes ``accumulation`` micro-batches of ``DistributedSampler``'s samples on every rank,
     and the parameters after it equal one process's SGD step on all those samples together."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size, accumulation=3):
+    for plan in _plans(check.generator(), world_size, accumulation=3):
         entries, case = _entries(check, train_accumulate, probes.accumulate_run, plan, "train_accumulate")
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
@@ -238,7 +232,7 @@ NO_SYNC_HINT = ("Run the backward of every micro-batch but the last inside `with
 
 @graded(2, source=[uses_method("train_accumulate", "no_sync")], evidence=("data", "traffic"), facts_only_cost=True,
         worker_facts="the all-reduces DDP made in each optimizer step (a communication hook in the student's process)")
-def check_accumulate_no_sync(train_accumulate, *, seed=0):
+def check_accumulate_no_sync(check, train_accumulate, *, seed=0):
     """``no_sync()`` is entered (read from the source), the parameters are right after every step, and the ranks
     averaged the gradients once per optimizer step, not once per micro-batch: what they sent on the sandbox's
     network, read by the grader from outside the student's process, is what one all-reduce a step needs
@@ -246,8 +240,7 @@ def check_accumulate_no_sync(train_accumulate, *, seed=0):
     the worker shares the grader's network (the fallback sandbox, one process) they are all there is, and a worker
     that forges them keeps the point there (docs/security.md)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed + 100, 2, accumulation=3, wide=True):
+    for plan in _plans(check.generator(), 2, accumulation=3, wide=True):
         reading = traffic.Reading(train_accumulate)
         entries, case = _entries(check, train_accumulate, probes.accumulate_run, plan, "train_accumulate", reading)
         _expect_ids(check, entries, plan, case)
@@ -271,13 +264,12 @@ AVERAGE_HINT = ("For every parameter with a gradient: `dist.all_reduce(p.grad)` 
 
 
 @graded(3, hidden=[{"world_size": 3}])
-def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
+def check_average_matches_single(check, average_gradients, *, seed=0, world_size=2):
     """In the grader's data-parallel loop (each rank its share of the samples, no DDP), calling
     ``average_gradients(model)`` between backward and the step makes every rank's parameters, after every step,
     those of one process on all the samples; the first layer's bias is frozen (its ``.grad`` stays None)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed + 200, world_size, frozen=True):
+    for plan in _plans(check.generator(), world_size, frozen=True):
         entries, case = _entries(check, average_gradients, probes.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
@@ -289,7 +281,7 @@ PARAMS_TOO_HINT = ("All-reduce the gradients only, once each: the parameters are
 
 @graded(1, evidence=("data", "traffic"), facts_only_cost=True,
         worker_facts="the torch.distributed.all_reduce calls per step (a TorchFunctionMode in the student's process)")
-def check_average_calls(average_gradients, *, seed=0):
+def check_average_calls(check, average_gradients, *, seed=0):
     """The parameters are right after every step, with a frozen parameter and a trainable one that the forward does
     not use (both without a gradient), and only the gradients were averaged: what the ranks sent on the sandbox's
     network, read by the grader from outside the student's process, is what one all-reduce of the gradients a step
@@ -297,8 +289,7 @@ def check_average_calls(average_gradients, *, seed=0):
     parameter, a flattened buffer counting once) explain a failure and can only cost; where the worker shares the
     grader's network they are all there is (docs/security.md)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed + 300, 2, frozen=True, unused=True, wide=True):
+    for plan in _plans(check.generator(), 2, frozen=True, unused=True, wide=True):
         reading = traffic.Reading(average_gradients)
         entries, case = _entries(check, average_gradients, probes.average_run, plan, "average_gradients(model)",
                                  reading)
