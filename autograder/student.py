@@ -6,6 +6,7 @@ so that one bad function costs one check and nothing more.
 """
 
 import contextlib
+import contextvars
 import inspect
 import io
 import signal
@@ -83,6 +84,15 @@ class BoundedText(io.TextIOBase):
         return out
 
 
+_GUARDED = contextvars.ContextVar("autograder_inside_call_student", default=False)
+
+
+def inside_a_guarded_call():
+    """Whether this runs inside :func:`call_student`'s call: a handle called there is the plain call (the guards of
+    the call around it apply; an exception reaches the code that called it, as the check's closure expects)."""
+    return _GUARDED.get()
+
+
 class CallTimeout(BaseException):
     """Raised inside student code by the alarm; BaseException so `except Exception` can't swallow it."""
 
@@ -123,9 +133,11 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     state = process_state.current()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(timeout):
+            guarded = _GUARDED.set(True)
             try:
                 result = fn(*args, **kwargs)
             finally:
+                _GUARDED.reset(guarded)
                 after = process_state.current()
                 changed = process_state.restore(state)
         expect_state_kept(check, name, changed, state, after)

@@ -21,7 +21,7 @@ checked with a probe: a copy of the checkpoint holding one pickled object whose
 unpickling calls :func:`_probe_ran`. ``torch.load(..., weights_only=True)`` refuses the
 file; ``weights_only=False`` runs the probe, as it would run any code a file names.
 
-The student's functions are called where they live (``checkpoint_runs.py``, run beside them);
+The student's functions are called where they live (``probes/checkpoint_runs.py``, run beside them);
 what comes back is plain data, judged here against the grader's own runs.
 """
 

@@ -1,7 +1,7 @@
 """Checks for the checkpoint exercise of the ``amp`` assignment: ``save_checkpoint`` / ``load_checkpoint``.
 
 Each check runs the student's functions around the grader's own float16 loop where they live
-(``checkpoint_runs.py``, beside them), and judges what comes back (the step returned, the states
+(``probes/checkpoint_runs.py``, beside them), and judges what comes back (the step returned, the states
 after loading, the resumed run's losses, the file's bytes) against its own run from the same
 seeds (``checkpoint.py``).
 

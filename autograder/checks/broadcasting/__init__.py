@@ -83,7 +83,7 @@ def _concat_layer(a, b, weights, biases, activation):
 
 def _layer_parameters(module, convert):
     """linear1's and linear2's weights and biases (``None`` for a missing bias), each through
-    ``convert(slot, tensor)``, the slot being its name in ``inworker.SLOTS`` (``"linear1.weight"``)."""
+    ``convert(slot, tensor)``, the slot being its name in ``probes.SLOTS`` (``"linear1.weight"``)."""
     layers = (module.linear1, module.linear2)
     return ([convert(f"linear{k}.weight", layer.weight) for k, layer in enumerate(layers, 1)],
             [None if layer.bias is None else convert(f"linear{k}.bias", layer.bias) for k, layer in enumerate(layers, 1)])

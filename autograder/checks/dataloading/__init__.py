@@ -106,16 +106,20 @@ def check_image_directory_dataset(check, ImageDirectoryDataset, *, seed=0):
     __tracebackhide__ = True
     rng = check.numpy_generator()
     with probes.scratch(ImageDirectoryDataset, "grader-images-") as root:
-        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=check.seed_for("pngs"), first_id=8, formats=("png",),
+        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=check.seed_for("pngs"), first_id=8,
+                                      formats=("png",), prefix="img{id}")
+        jpgs = synthetic.make_samples(3, seed=check.seed_for("jpgs"), first_id=50, formats=("jpg",),
                                       prefix="img{id}")
-        jpgs = synthetic.make_samples(3, seed=check.seed_for("jpgs"), first_id=50, formats=("jpg",), prefix="img{id}")
         files = pngs + jpgs
         order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
         probes.write_samples(ImageDirectoryDataset, root, [files[i] for i in order] + [("notes.txt", b"not an image\n")])
         exercised("written_unsorted", "other_files", "png", "jpg", "names_past_img10")
-        nested = (synthetic.make_samples(2, seed=check.seed_for("nested 2"), first_id=70, prefix="img{id}")   # a png and a jpg, or two
-                  + synthetic.make_samples(1, seed=check.seed_for("nested png"), first_id=72, formats=("png",), prefix="img{id}")
-                  + synthetic.make_samples(1, seed=check.seed_for("nested jpg"), first_id=73, formats=("jpg",), prefix="img{id}"))
+        seeded = check.seed_for
+        nested = (synthetic.make_samples(2, seed=seeded("nested"), first_id=70, prefix="img{id}")   # a png and a jpg,
+                  + synthetic.make_samples(1, seed=seeded("nested png"), first_id=72, formats=("png",),  # or two
+                                           prefix="img{id}")
+                  + synthetic.make_samples(1, seed=seeded("nested jpg"), first_id=73, formats=("jpg",),
+                                           prefix="img{id}"))
         probes.write_samples(ImageDirectoryDataset, os.path.join(root, "more"), nested)
         exercised("subfolder")
         for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):

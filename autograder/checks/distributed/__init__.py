@@ -26,7 +26,6 @@ from ...errors import CheckFailure
 from ...expected_outputs import is_recording, oracle
 from ...source_rules import uses
 from ...spec import graded
-from ...trusted.handle import handle
 from . import known_steps, probes, problems, traffic
 from .rules import uses_method
 
@@ -51,7 +50,7 @@ def _entries(check, fn, probe, plan, call, reading=None):
               *(["frozen_parameter"] if plan.get("frozen") else []),
               *(["unused_parameter"] if plan.get("unused") else []))
     with reading or contextlib.nullcontext():
-        answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
+        answer = fn.beside_within(BESIDE_S, probe, check, plan)
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
     if "failure" in answer:
