@@ -2,8 +2,9 @@
 
 A *probe* is a module-level function (or class) of the autograder that a check runs where the student's objects
 live (``handle.beside(probe, ...)``), a baseline that the clean worker times, or a function of the grader's passed
-by name into the student's code (``functools.partial(formula, ...)``). Each is declared with ``@probe`` in one of
-:data:`PROBE_MODULES`; a request names a probe by its registry key (``module:qualname``), nothing else.
+by name into the student's code (``functools.partial(formula, ...)``). Each is declared with ``@probe`` in its
+topic's ``checks/<topic>/probes.py`` (:func:`probe_modules`); a request names a probe by its registry key
+(``module:qualname``), nothing else.
 
 The worker builds its registry with :func:`freeze` when it starts, **before any student code runs**: a dict of key
 -> the function object, and a snapshot of what the probes use (their code objects and their modules' functions,
@@ -17,30 +18,32 @@ never earns a point on its own (docs/security.md), and why such tricks put an it
 """
 
 import importlib
+import sys
 import types
+from pathlib import Path
 
-# The modules that hold probes, imported by the worker before any student code runs. A ``@probe`` elsewhere is an
-# error at import time (so that a probe cannot be missing from a frozen registry).
-PROBE_MODULES = (
-    "autograder.checks.amp.checkpoint",
-    "autograder.checks.amp.checkpoint_runs",
-    "autograder.checks.amp.runs",
-    "autograder.checks.amp.speed",
-    "autograder.checks.basics.inworker",
-    "autograder.checks.broadcasting.inworker",
-    "autograder.checks.broadcasting.tiling",
-    "autograder.checks.dataloading.probes",
-    "autograder.checks.distributed.launcher",
-    "autograder.checks.distributed.ranks",
-    "autograder.checks.memory.probes",
-    "autograder.checks.modules.probes",
-    "autograder.checks.operators",
-    "autograder.checks.stability.softplus_cases",
-    "autograder.checks.vectorization",
-    "autograder.checks.vectorization.compiling",
-    "autograder.checks.vectorization.worker_facts",
-    "autograder.timed_inputs",
-)
+# Probes live by convention: a topic's in ``autograder/checks/<topic>/probes.py`` (or the modules of a
+# ``probes/`` package there); the shared ones in the modules below. The worker imports them all before any student
+# code runs, and a ``@probe`` elsewhere is an error at import time (so that no probe is missing from a frozen
+# registry).
+SHARED_PROBE_MODULES = ("autograder.timed_inputs",)
+_CHECKS = Path(__file__).resolve().parent / "checks"
+
+
+def probe_modules():
+    """The dotted names of every module that may hold probes: the shared ones, then each topic's ``probes``."""
+    found = [f"autograder.checks.{p.parent.name}.probes" for p in sorted(_CHECKS.glob("*/probes.py"))]
+    found += [f"autograder.checks.{p.parent.parent.name}.probes.{p.stem}"
+              for p in sorted(_CHECKS.glob("*/probes/*.py")) if p.stem != "__init__"]
+    return (*SHARED_PROBE_MODULES, *found)
+
+
+def is_probe_module(name):
+    """Whether module ``name`` may hold probes (:func:`probe_modules`), read from its name alone."""
+    parts = name.split(".")
+    return name in SHARED_PROBE_MODULES or (parts[:2] == ["autograder", "checks"] and len(parts) in (4, 5)
+                                            and parts[3] == "probes")
+
 
 _DECLARED = {}      # key -> function or class, as ``@probe`` declared them in this process
 
@@ -53,17 +56,17 @@ def key_of(fn):
     """The registry key of ``fn`` (``module:qualname``); ``NotAProbe`` when ``fn`` is not declared ``@probe``."""
     key = getattr(fn, "probe_key", None)
     if key is None or _DECLARED.get(key) is not fn:
-        raise NotAProbe(f"{getattr(fn, '__qualname__', fn)!r} is not declared @probe in autograder.probe_registry's "
-                        "PROBE_MODULES: only registered probes run beside the student's code")
+        raise NotAProbe(f"{getattr(fn, '__qualname__', fn)!r} is not declared @probe in a probes module "
+                        "(autograder.probe_registry): only registered probes run beside the student's code")
     return key
 
 
 def probe(fn):
-    """Declare ``fn`` (a module-level function or class of one of :data:`PROBE_MODULES`) a probe."""
+    """Declare ``fn`` (a module-level function or class of a probes module: :func:`probe_modules`) a probe."""
     key = f"{fn.__module__}:{fn.__qualname__}"
-    if fn.__module__ not in PROBE_MODULES or "<" in fn.__qualname__ or "." in fn.__qualname__:
-        raise ValueError(f"@probe {key}: a probe is a module-level function or class of a module listed in "
-                         "autograder.probe_registry.PROBE_MODULES")
+    if not is_probe_module(fn.__module__) or "<" in fn.__qualname__ or "." in fn.__qualname__:
+        raise ValueError(f"@probe {key}: a probe is a module-level function or class of a topic's probes module "
+                         "(autograder/checks/<topic>/probes.py or a module of its probes/ package)")
     fn.probe_key = key
     _DECLARED[key] = fn
     return fn
@@ -84,7 +87,9 @@ class FrozenProbes:
     """The registry as the worker froze it: key -> probe, and the snapshot put back before each use."""
 
     def __init__(self):
-        modules = [importlib.import_module(name) for name in PROBE_MODULES]
+        for name in probe_modules():
+            importlib.import_module(name)
+        modules = [m for name, m in sorted(sys.modules.items()) if _snapshotted(name) and m is not None]
         self._probes = dict(_DECLARED)
         self._globals = [(m.__dict__, {k: v for k, v in m.__dict__.items() if isinstance(v, _KEPT)})
                          for m in modules]
@@ -118,6 +123,12 @@ class FrozenProbes:
             for name, value in attributes.items():
                 if name not in ("__dict__", "__weakref__") and cls.__dict__.get(name) is not value:
                     setattr(cls, name, value)
+
+
+def _snapshotted(name):
+    """The modules whose functions, classes and modules a frozen registry puts back: the probes modules and every
+    module of the topics' packages they loaded (the helpers a probe calls)."""
+    return is_probe_module(name) or name.startswith("autograder.checks.")
 
 
 def freeze():

@@ -3,9 +3,12 @@
 A topic's checks are plain functions; ``@graded`` declares each one a graded item::
 
     @graded(points=3, hidden=[{"cases": 80}])
-    def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
-        check = current_check()
+    def check_softmax_forward(check, stable_softmax, *, seed=0, cases=40):
+        gen = check.generator()
         ...
+
+``@graded`` hands the check its seam (``autograder.student_calls``): ``check``, the check's name with its item, seed
+and generator, then the student's objects as handles; callers pass only the student's objects and the keywords.
 
 The declaration is all there is: the notebook's test cells are written from it by
 ``python -m autograder build``, and ``check``, ``grade``, the reports, the exports and
@@ -108,11 +111,17 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
         if not fn.__name__.startswith("check_"):
             raise ValueError(f"graded checks are named check_<item>, not {fn.__name__}")
 
+        signature = inspect.signature(fn)
+        seam_first = next(iter(signature.parameters), None) == "check"
+        public = signature.replace(parameters=list(signature.parameters.values())[1:]) if seam_first else signature
+
         @functools.wraps(fn)
         def run(*args, **kwargs):
             __tracebackhide__ = True
             token = _CURRENT.set(fn.__name__)
             try:
+                if seam_first:
+                    args, kwargs = with_seam(run.item, public, args, kwargs)
                 result = fn(*args, **kwargs)
             except PendingGPU:
                 raise
@@ -129,9 +138,23 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
                     dict(visible or {}), tuple(dict(h) for h in hidden), needs, tuple(source), evidence,
                     worker_facts, facts_only_cost)
         run.item = item
+        run.__signature__ = public
         _REGISTRY.setdefault(package, []).append(item)
         return run
     return declare
+
+
+def with_seam(item, public, args, kwargs):
+    """``(args, kwargs)`` of a check that takes ``check`` first: its :class:`~autograder.student_calls.Seam`, then
+    the student's objects as :class:`~autograder.student_calls.Student` handles under their parameters' names."""
+    from .student_calls import Seam, Student
+    bound = public.bind(*args, **kwargs)
+    bound.apply_defaults()
+    seam = Seam(item, bound.arguments.get("seed", 0))
+    for name, parameter in public.parameters.items():
+        if parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and name in bound.arguments:
+            bound.arguments[name] = Student(bound.arguments[name], seam, name)
+    return (seam, *bound.args), bound.kwargs
 
 
 _OBSERVED = {}   # topic -> {item id: kind of its last failure, "" when it last passed}: this process's test cells
@@ -161,7 +184,8 @@ def declared_in(package):
 
 
 def current_check():
-    """The name of the check that is running (``check_softmax_forward``), for its messages."""
+    """The name of the check that is running (``check_softmax_forward``): for the shared machinery (contracts,
+    recorded oracle values); a check has its own as ``check``."""
     return _CURRENT.get()
 
 

@@ -6,6 +6,7 @@ so that one bad function costs one check and nothing more.
 """
 
 import contextlib
+import contextvars
 import inspect
 import io
 import signal
@@ -83,6 +84,15 @@ class BoundedText(io.TextIOBase):
         return out
 
 
+_GUARDED = contextvars.ContextVar("autograder_inside_call_student", default=False)
+
+
+def inside_a_guarded_call():
+    """Whether this runs inside :func:`call_student`'s call: a handle called there is the plain call (the guards of
+    the call around it apply; an exception reaches the code that called it, as the check's closure expects)."""
+    return _GUARDED.get()
+
+
 class CallTimeout(BaseException):
     """Raised inside student code by the alarm; BaseException so `except Exception` can't swallow it."""
 
@@ -116,15 +126,18 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
     __tracebackhide__ = True
     if timeout is None:
         timeout = settings.call_timeout_s
+    fn, what = _held(fn, what)
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
     sink = BoundedText(settings.max_output_chars)
     before = snapshot_inputs(fn, args, kwargs)
     state = process_state.current()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), time_limit(timeout):
+            guarded = _GUARDED.set(True)
             try:
                 result = fn(*args, **kwargs)
             finally:
+                _GUARDED.reset(guarded)
                 after = process_state.current()
                 changed = process_state.restore(state)
         expect_state_kept(check, name, changed, state, after)
@@ -165,6 +178,14 @@ def call_student(check, fn, *args, timeout=None, what=None, **kwargs):
         raise CheckFailure(check, message, hint="Run that call yourself in the notebook to see the full traceback.",
                            kind=f"raised: {type(error).__name__}",
                            cause=f"{name} raised {type(error).__name__}: {error}{where}") from None
+
+
+def _held(fn, what):
+    """``(object, name)``: a handle (``trusted.handle.Handle``, ``student_calls.Student``) gives the object it holds
+    and its name (asked of its class: a proxy answers any attribute over the pipe)."""
+    if getattr(type(fn), "holds_target", False):
+        return fn.target, what or getattr(fn, "what", None)
+    return fn, what
 
 
 def expect_state_kept(check, name, changed, before, after):
@@ -268,6 +289,7 @@ def raises_from_student(check, fn, *args, expected=Exception, what=None, **kwarg
     A different exception, or none, is a :class:`CheckFailure`.
     """
     __tracebackhide__ = True
+    fn, what = _held(fn, what)
     name = what or getattr(fn, "__qualname__", None) or repr(fn)
     inputs = _describe_call(args, kwargs)
     sink = BoundedText(settings.max_output_chars)

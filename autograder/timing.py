@@ -48,7 +48,7 @@ from .settings import settings
 from .spec import gpu_unavailable, run_seed
 from .student import BoundedText, CallTimeout, call_student, describe, time_limit
 from .trusted import remote
-from .trusted.handle import handle
+from .trusted.handle import handle, unwrapped
 
 
 @dataclass
@@ -375,6 +375,7 @@ def expect_speedup(check, name, candidate, baseline, args, *, what=None, hint=No
     (``settings.grading.gpu_items``).
     """
     __tracebackhide__ = True
+    candidate = unwrapped(candidate)      # a check's handle: timed as the bare call, without the guards of each call
     device = torch.device(device) if device is not None else device_of(args)
     spec = settings.speed.thresholds[name]
     fraction = (getattr(spec, "of_reference", None) or {}).get(device.type) if reference else None

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder import probe_registry, timed_inputs, timing
-from autograder.checks.vectorization import worker_facts
+from autograder.checks.vectorization.probes import worker_facts
 from autograder.spec import grading_run
 from autograder.trusted import remote
 
@@ -18,7 +18,7 @@ def test_only_declared_probes_run_beside_student_code():
     with pytest.raises(probe_registry.NotAProbe):
         remote.by_name(torch.sum)
     assert isinstance(remote.beside(worker_facts.model_for, len, (2, 3), DECOY)[0], torch.nn.Linear)
-    with pytest.raises(ValueError, match="PROBE_MODULES"):
+    with pytest.raises(ValueError, match="probes module"):
         probe_registry.probe(test_only_declared_probes_run_beside_student_code)
 
 
@@ -58,3 +58,16 @@ def test_every_timed_request_draws_new_seeds_from_the_run_seed():
         first, second = timing.draw_seeds(4), timing.draw_seeds(4)
     assert len(set(first + second)) == 8
     assert all(0 <= s < 2 ** timed_inputs.SEED_BITS for s in first)
+
+
+def test_probes_are_found_by_convention_in_each_topics_probes_module():
+    """Every module that declares a probe is a topic's ``probes`` module (or one of its ``probes/`` package) or a
+    shared probe module, and the registry finds each by that name alone: no hand-kept list to forget."""
+    from pathlib import Path
+    package = Path(probe_registry.__file__).parent
+    declaring = sorted(".".join(p.relative_to(package.parent).with_suffix("").parts)
+                       for p in package.rglob("*.py") if "\n@probe\n" in p.read_text(encoding="utf-8"))
+    found = probe_registry.probe_modules()
+    assert declaring and all(name in found for name in declaring), set(declaring) - set(found)
+    assert all(probe_registry.is_probe_module(name) for name in found)
+    assert not probe_registry.is_probe_module("autograder.checks.amp.speed")

@@ -28,6 +28,7 @@ class Handle:
     """The student's object as a check reaches it (see the module's docstring)."""
 
     __slots__ = ("target",)
+    holds_target = True      # what ``call_student`` unwraps (it cannot import this module)
 
     def __init__(self, target):
         self.target = target
@@ -47,11 +48,12 @@ class Handle:
 
     def beside(self, probe, *args, **kwargs):
         """``probe(target, *args, **kwargs)`` where the object lives; plain data back from a worker."""
-        return remote.beside(probe, self.target, *args, **kwargs)
+        return remote.beside(probe, self.target, *_texts(args), **dict(zip(kwargs, _texts(kwargs.values()))))
 
     def beside_within(self, seconds, probe, *args, **kwargs):
         """:meth:`beside`, giving a worker ``seconds`` to answer (a probe with its own time limits inside)."""
-        return remote.beside_within(seconds, probe, self.target, *args, **kwargs)
+        return remote.beside_within(seconds, probe, self.target, *_texts(args),
+                                    **dict(zip(kwargs, _texts(kwargs.values()))))
 
     def in_fresh_process(self):
         """The same object as a process that never ran the checks' calls has it (``remote.in_fresh_process``)."""
@@ -59,6 +61,12 @@ class Handle:
 
     def __repr__(self):
         return f"handle({self.target!r})"
+
+
+def _texts(values):
+    """``values`` with every ``str`` of a subclass as its plain text: a check's seam (``student_calls.Seam``, the
+    check's name) crosses to the student's process as the name alone."""
+    return tuple(str.__str__(v) if isinstance(v, str) and type(v) is not str else v for v in values)
 
 
 def handle(target):

@@ -46,21 +46,21 @@ SEED = 5
 SETUP = f"import sys; sys.path.insert(0, {str(ROOT)!r})"
 
 COMPILE_LIAR = '''
-import autograder.checks.vectorization.compiling as _compiling
+import autograder.checks.vectorization.probes.compiling as _compiling
 from tests.proving import reference as _reference
 _honest_open = _compiling.open_compiled
 _compiling.open_compiled = lambda fn, *args: _honest_open(_reference("vectorization")["masked_batch_mean"], *args)
 '''
 
 COMPILE_CODE_SWAP = '''
-import autograder.checks.vectorization.compiling as _compiling
+import autograder.checks.vectorization.probes.compiling as _compiling
 from tests.proving import reference as _reference
 _compiling.HONEST = _reference("vectorization")["masked_batch_mean"]
 _compiling.open_compiled.__code__ = (lambda fn, recompile_limit=8: CompiledSession(HONEST, recompile_limit)).__code__
 '''                                  # HONEST and CompiledSession are read from the probe's own module
 
 CUSTOM_BACKWARD_LIAR = '''
-import autograder.checks.stability.softplus_cases as _cases
+import autograder.checks.stability.probes as _cases
 from tests.proving import reference as _reference
 _honest_facts = _cases.custom_backward_facts
 _ref = _reference("stability")
@@ -108,7 +108,7 @@ def make_mlp(sizes, activation=torch.nn.ReLU):
 '''
 
 REFUSAL_LIAR = '''
-import autograder.checks.amp.checkpoint_runs as _runs
+import autograder.checks.amp.probes.checkpoint_runs as _runs
 _runs.refusal_run = lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False}
 '''
 
@@ -214,7 +214,7 @@ _LIES.update(refusal_run=lambda honest: lambda load_checkpoint, check, content: 
 
 # basics: the state of x after grad_of reported as it was before the call (the flag grad_of left set is hidden)
 GRAD_STATE_NAMED = NAMED + '''
-import autograder.checks.basics.inworker as _inworker
+import autograder.checks.basics.probes as _inworker
 
 
 def _flag_kept(honest):

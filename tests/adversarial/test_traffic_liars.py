@@ -36,7 +36,7 @@ ALTERNATIVE = (ROOT / "tests" / "alternatives" / "distributed.py").read_text(enc
 # The counts rewritten from a cell: every optimizer step reports one all-reduce (DDP's hook), and every call of
 # average_gradients one all_reduce of the gradients (the TorchFunctionMode).
 FORGED_COUNTS = '''
-import autograder.checks.distributed.ranks as _ranks
+import autograder.checks.distributed.probes as _ranks
 
 _honest_after_step = _ranks.StepRecorder._after_step
 

@@ -4,6 +4,7 @@ message), the messages of the launcher's failures, and the traffic the grader re
 with its bounds."""
 
 import os
+import re
 import signal
 import sys
 import time
@@ -16,6 +17,7 @@ from autograder.checks.distributed.rules import uses_method
 from autograder.errors import CheckFailure
 from autograder.source_rules import rule_findings, uses
 from autograder.submitted_source import Submission
+from autograder.student_calls import Seam
 from autograder.trusted import loopback, sandbox
 from tests.mutants.distributed import _accumulating
 from tests.proving import failing_among, reference, run_check, with_replacements
@@ -72,7 +74,7 @@ def test_no_sync_only_mentioned_loses_the_item_on_the_count():
 
     failed = failing_among(TOPIC, with_replacements(TOPIC, {"train_accumulate": train_accumulate}),
                            {"check_accumulate_no_sync"})
-    assert "all-reduced the gradients [3, 3, 3, 3] times" in failed["check_accumulate_no_sync"]
+    assert re.search(r"all-reduced the gradients \[3(, 3)+\] times", failed["check_accumulate_no_sync"])
 
 
 def test_set_epoch_missing_is_named():
@@ -320,8 +322,11 @@ MEASURED = traffic.MEASURED     # per optimizer step in units of the gradients' 
 
 
 def _item_plans(seed):
-    return (distributed._plans(seed + 100, 2, accumulation=3, wide=True)[0],
-            distributed._plans(seed + 300, 2, frozen=True, unused=True, wide=True)[0])
+    """The plans the two traffic items draw with ``seed`` (their seams' generators)."""
+    no_sync, calls = (Seam(c.item, seed).generator() for c in (distributed.check_accumulate_no_sync,
+                                                                distributed.check_average_calls))
+    return (distributed._plans(no_sync, 2, accumulation=3, wide=True)[0],
+            distributed._plans(calls, 2, frozen=True, unused=True, wide=True)[0])
 
 
 @pytest.mark.quick

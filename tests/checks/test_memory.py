@@ -9,6 +9,7 @@ from autograder.checks import memory
 from autograder.errors import CheckFailure
 from autograder.checks.memory.rules import calls_with, runs_without_grad
 from autograder.source_rules import rule_findings
+from autograder.student_calls import Student
 from autograder.submitted_source import Submission
 from tests.mutants.memory import MUTANTS
 from tests.proving import failing_among, reference, run_check, with_replacements
@@ -140,9 +141,9 @@ def test_checkpoint_sequential_is_told_which_block_it_keeps():
     plan = memory.problems.blocks_plan(gen, dropout=False, x_grad=False)
     plan["blocks"], plan["acts"] = 4, (plan["acts"] * 4)[:4]
     with pytest.raises(CheckFailure) as caught:
-        memory._expect_recomputed("check_checkpoint_trades_memory",
-                                  lambda blocks, x: checkpoint_sequential(list(blocks), 4, x, use_reentrant=False),
-                                  plan)
+        memory._expect_recomputed("check_checkpoint_trades_memory", Student(
+            lambda blocks, x: checkpoint_sequential(list(blocks), 4, x, use_reentrant=False),
+            "check_checkpoint_trades_memory", "checkpointed_forward"), plan)
     assert "not block 4 of 4" in str(caught.value)
 
 

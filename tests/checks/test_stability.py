@@ -75,13 +75,13 @@ def _repro(message):
 
 
 def test_global_max_softmax_fails_forward_with_its_real_cause():
-    """The tutorial's global max first fails check_softmax_forward on a bfloat16 batch ([2, 5, 3, 3], dim -1)
+    """The tutorial's global max first fails check_softmax_forward on a bfloat16 batch ([2, 5, 2, 3], dim -2)
     by tolerance alone; the message must name the global max and give a call that shows it, not say
     "normalise along dim"."""
     replacements, _ = MUTANTS["softmax with one max over the whole tensor"]
     failed = failing_among(TOPIC, with_replacements(TOPIC, replacements), SOFTMAX_CHECKS)
     message = failed["check_softmax_forward"]
-    assert "torch.bfloat16" in message and "shape [2, 5, 3, 3]" in message
+    assert "torch.bfloat16" in message and "shape [2, 5, 2, 3]" in message
     assert "one max over the whole tensor" in message and PROBE_CALL in message
     assert "Normalise along `dim` only" not in message
     assert "Hint: Take the max per row, along `dim`" in message

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from autograder.checks import vectorization
-from autograder.checks.vectorization import compiling, masked_mean, per_sample, worker_facts
+from autograder.checks.vectorization import masked_mean, per_sample
+from autograder.checks.vectorization.probes import compiling, worker_facts
 from autograder.errors import CheckFailure
 from autograder.timing import count_host_syncs, expect_no_per_row_sync
 from tests.mutants.vectorization import MUTANTS
@@ -305,7 +306,7 @@ def test_compile_facts_are_gathered_under_the_workers_recorder():
 
 
 def test_host_syncs_counted_in_a_worker_are_judged_here(monkeypatch):
-    from autograder.checks.vectorization import worker_facts
+    from autograder.checks.vectorization.probes import worker_facts
 
     tensor, indices = vectorization.speed_args("cpu")
     assert worker_facts.expect_no_per_row_sync_facts("demo", vectorization.loop_gather, tensor, indices, (4, 64),

@@ -20,10 +20,10 @@ from ...errors import CheckFailure
 from ...settings import settings
 from ...student import describe
 from ...timing import expect_speedup
-from ...spec import current_check, graded
+from ...spec import graded
 from . import precision
 from . import problems
-from . import runs
+from .probes import runs
 from . import scaling
 from . import speed
 from .scaling import GRAD_TOLERANCE, SCALER_HINT
@@ -74,14 +74,13 @@ def _setup(seed, device, count, **options):
 
 @graded(3, hidden=[{}])
 @problems.single_threaded
-def check_autocast_dtypes(train_amp, *, seed=0):
+def check_autocast_dtypes(check, train_amp, *, seed=0):
     """The linear layers' outputs have ``dtype``; the loss is computed under autocast and is float32;
     backward runs with autocast off; the parameters and the optimizer's state stay float32."""
     __tracebackhide__ = True
-    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
-            plan, _, batches, _ = _setup(100 + seed * 10 + i, device, 4, optimizer="momentum")
+            plan, _, batches, _ = _setup(check.seed_for(i), device, 4, optimizer="momentum")
             accumulate = 1 + i   # bfloat16 with accumulate=1, float16 with accumulate=2
             exercised(_name(dtype), f"on_{device}", "momentum_state")
             case = _case(device, dtype, batches, accumulate=accumulate)
@@ -95,16 +94,15 @@ def check_autocast_dtypes(train_amp, *, seed=0):
 
 @graded(3, hidden=[{}])
 @problems.single_threaded
-def check_loss_scaling(train_amp, *, seed=0):
+def check_loss_scaling(check, train_amp, *, seed=0):
     """With float16: the loss is multiplied by a scale (> 1) before backward; the gradients at
     ``optimizer.step()`` are the true, unscaled ones; a batch whose gradients overflow float16 is
     skipped (no step, parameters unchanged) and the scale goes down; training goes on afterwards."""
     __tracebackhide__ = True
-    check = current_check()
     dtype = torch.float16
     for device in _devices():
         bad = 1 + seed % 2
-        plan, model, batches, _ = _setup(200 + seed, device, 4, overflow=("insert", bad))
+        plan, model, batches, _ = _setup(check.seed_for(), device, 4, overflow=("insert", bad))
         case = _case(device, dtype, batches) + f"; batch {bad} has targets of 1e7, so its gradients overflow"
         exercised("no_scaler", "overflowing_batch")
         _, rec, _ = _train(check, train_amp, plan, batches, dtype=dtype)
@@ -120,16 +118,15 @@ def check_loss_scaling(train_amp, *, seed=0):
 
 @graded(3, hidden=[{"accumulations": (2, 4)}])
 @problems.single_threaded
-def check_accumulation(train_amp, *, seed=0, accumulations=(3,)):
+def check_accumulation(check, train_amp, *, seed=0, accumulations=(3,)):
     """With ``accumulate=k`` the optimizer steps once per k batches, the gradients are cleared (set to
     None, or zeroed) before each group, and the step equals one float32 step over the k batches
     concatenated (the loss divided by k)."""
     __tracebackhide__ = True
-    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             for k in accumulations:
-                plan, model, batches, opt = _setup(300 + seed * 10 + i, device, 2 * k)
+                plan, model, batches, opt = _setup(check.seed_for(i), device, 2 * k)
                 lr = opt.param_groups[0]["lr"]
                 case = _case(device, dtype, batches, accumulate=k)
                 exercised(f"accumulate_{k}")
@@ -185,15 +182,14 @@ def _expect_group_step(check, model, step, group, device_type, dtype, lr, j, cas
 
 @graded(2, hidden=[{"accumulate": 2}])
 @problems.single_threaded
-def check_clipping(train_amp, *, seed=0, accumulate=1):
+def check_clipping(check, train_amp, *, seed=0, accumulate=1):
     """With ``max_grad_norm``, the gradients at ``optimizer.step()`` are the unscaled ones clipped to
     that total norm: their norm is at most ``max_grad_norm`` and they equal the true gradient times
     min(1, max_grad_norm / its norm)."""
     __tracebackhide__ = True
-    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
-            plan, model, batches, _ = _setup(400 + seed * 10 + i, device, 3 * accumulate)
+            plan, model, batches, _ = _setup(check.seed_for(i), device, 3 * accumulate)
             first = problems.reference_grads(model, list(model.parameters()), batches[:accumulate], problems.mse,
                                              device)
             max_norm = round(0.25 * float(problems.flat(first).norm()), 4)
@@ -233,15 +229,14 @@ def check_clipping(train_amp, *, seed=0, accumulate=1):
 
 @graded(2, hidden=[{}])
 @problems.single_threaded
-def check_convergence(train_amp, *, seed=0, batches_per_run=24):
+def check_convergence(check, train_amp, *, seed=0, batches_per_run=24):
     """``train_amp`` returns one Python float per batch, the unscaled loss of that batch, and the loss curve
     stays close to the grader's float32 run on the same model and data (with and without accumulation)."""
     __tracebackhide__ = True
-    check = current_check()
     for device in _devices():
         for i, dtype in enumerate(DTYPES):
             for accumulate in (1, 2):
-                plan, model, batches, _ = _setup(500 + seed * 10 + 2 * i + accumulate, device, batches_per_run,
+                plan, model, batches, _ = _setup(check.seed_for(2 * i + accumulate), device, batches_per_run,
                                                  optimizer="momentum")
                 case = _case(device, dtype, batches, accumulate=accumulate)
                 make = lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9)  # noqa: E731
@@ -279,16 +274,15 @@ def _expect_loss_curve(check, out, expected, dtype, case):
 
 @graded(2, hidden=[{"accumulate": 2}])
 @problems.single_threaded
-def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
+def check_scaler_across_calls(check, train_amp, *, seed=0, accumulate=1):
     """``train_amp(..., scaler=scaler)`` uses the GradScaler it is given: over two calls with the same scaler
     (two epochs of one run) every loss is scaled by that scaler's current scale, which grows and backs off
     across the calls as in one uninterrupted run, and the scaler ends with that run's scale and growth tracker."""
     __tracebackhide__ = True
-    check = current_check()
     dtype, groups = torch.float16, 6
     for device in _devices():
         bad = 3 + seed % 3                     # a step of the second call overflows (targets of 1e7)
-        plan, _, batches, _ = _setup(700 + seed * 10, device, groups * accumulate,
+        plan, _, batches, _ = _setup(check.seed_for(), device, groups * accumulate,
                                      overflow=("replace", bad * accumulate))
         init_scale = 2.0 ** (8 + seed % 4)
         made = (f"scaler = torch.amp.GradScaler({device!r}, init_scale={init_scale:g}, "
@@ -316,7 +310,7 @@ def check_scaler_across_calls(train_amp, *, seed=0, accumulate=1):
 # ------------------------------------------------------------------ speed
 
 @graded(2, hidden=[{}], needs="cuda", evidence=("data", "clock"))
-def check_speed(train_amp, *, seed=0):
+def check_speed(check, train_amp, *, seed=0):
     """On CUDA: on the timed problem (four Linear(4096, 4096), batch 4096, MSE, SGD) ``train_amp`` with
     float16 trains faster than the grader's float32 loop (full IEEE float32, TF32 off) by the ``amp``
     threshold in the settings, calibrated in the same run against the grader's float16 + GradScaler loop
@@ -325,9 +319,8 @@ def check_speed(train_amp, *, seed=0):
     Without a GPU the loop must still train one small batch on the CPU, and the check reports that speed
     needs a GPU."""
     __tracebackhide__ = True
-    check = current_check()
     with problems.one_thread():
-        plan, _, batches, _ = _setup(600 + seed, "cpu", 1)
+        plan, _, batches, _ = _setup(check.seed_for(), "cpu", 1)
         exercised("one_batch")
         out, _, _ = _train(check, train_amp, plan, batches, dtype=torch.bfloat16)
     if not isinstance(out, (list, tuple)) or len(out) != 1:
@@ -337,8 +330,8 @@ def check_speed(train_amp, *, seed=0):
     if settings.speed.thresholds["amp"].for_device(device) is None:   # not graded here: a note (or a failure)
         return expect_speedup(check, "amp", None, None, (), device=device, what="train_amp with float16")
     exercised(*(["host_syncs_cuda"] if device == "cuda" else []))
-    syncs = speed.expect_no_sync_per_batch(check, train_amp, device, seed=seed) if device == "cuda" else None
-    result = speed.expect_faster_than_float32(check, train_amp, device, seed=seed)
+    syncs = speed.expect_no_sync_per_batch(check, train_amp, device, seed=check.seed_for("host syncs")) if device == "cuda" else None
+    result = speed.expect_faster_than_float32(check, train_amp, device, seed=check.seed_for("timed"))
     if syncs is not None:
         result.note = (result.note + " " if result.note else "") + f"host syncs (4 and 8 batches): {syncs}."
     return result

@@ -21,7 +21,7 @@ checked with a probe: a copy of the checkpoint holding one pickled object whose
 unpickling calls :func:`_probe_ran`. ``torch.load(..., weights_only=True)`` refuses the
 file; ``weights_only=False`` runs the probe, as it would run any code a file names.
 
-The student's functions are called where they live (``checkpoint_runs.py``, run beside them);
+The student's functions are called where they live (``probes/checkpoint_runs.py``, run beside them);
 what comes back is plain data, judged here against the grader's own runs.
 """
 
@@ -107,6 +107,14 @@ def run_from(model):
     """A new run (Adam, the scaler) from a copy of ``model``."""
     model = copy.deepcopy(model)
     return model, make_optimizer(model), make_scaler()
+
+
+def resume_problem(seed):
+    """The resume check's problem, drawn from ``seed`` alike by the grader and where the student's code runs:
+    ``(the model's start, the batches, the cut)``."""
+    gen = torch.Generator().manual_seed(1000 + seed)
+    start = make_model(gen)
+    return start, batches(gen, RESUME_BATCHES), resume_cut(seed)
 
 
 def resume_cut(seed):

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "fd5773f45a5bb4ae"
+DIGEST = "e014a3636a679f64"
 
 MISTAKES = ({'id': 'float32 loop (no autocast, no scaler)',
   'says': 'train_amp trains in float32: no autocast and no gradient scaler.',

@@ -1,7 +1,7 @@
 """Checks for the checkpoint exercise of the ``amp`` assignment: ``save_checkpoint`` / ``load_checkpoint``.
 
 Each check runs the student's functions around the grader's own float16 loop where they live
-(``checkpoint_runs.py``, beside them), and judges what comes back (the step returned, the states
+(``probes/checkpoint_runs.py``, beside them), and judges what comes back (the step returned, the states
 after loading, the resumed run's losses, the file's bytes) against its own run from the same
 seeds (``checkpoint.py``).
 
@@ -22,10 +22,9 @@ import torch
 from ...contracts import exercised
 from ...errors import CheckFailure
 from ...source_rules import safe_load
-from ...spec import current_check, graded
-from ...trusted.handle import handle
+from ...spec import graded
 from . import checkpoint
-from . import checkpoint_runs
+from .probes import checkpoint_runs
 from . import problems
 
 
@@ -46,13 +45,13 @@ def _devices():
 
 @graded(2, hidden=[{"as_path": True}])
 @problems.single_threaded
-def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_path=False):
+def check_checkpoint_roundtrip(check, save_checkpoint, load_checkpoint, *, seed=0, as_path=False):
     """``save_checkpoint(path, model, optimizer, scaler, step)`` writes a file from which
     ``load_checkpoint(path, model, optimizer, scaler)`` restores the model (parameters and buffers), the
     optimizer's state, the scaler's state and returns the step: into new objects, and into the same objects
     after they trained on (on the CPU, and on CUDA where there is a GPU)."""
     __tracebackhide__ = True
-    check = current_check()
+    seed = check.seed_for()     # the problem's seed, sent to where the student's functions run
     for device in _devices():
         model, optimizer, scaler, _, step = checkpoint.roundtrip_start(seed, device)
         before, after = checkpoint.ROUNDTRIP_STEPS
@@ -60,12 +59,12 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
         case = (f"{checkpoint.describe_problem(device)}; trained {before} steps, then save_checkpoint(path, model, "
                 f"optimizer, scaler, step={step})")
         exercised(f"on_{device}", "new_objects", "same_objects", "path_object" if as_path else "str_path")
-        report = handle(save_checkpoint).beside(checkpoint_runs.roundtrip_save_run, check, seed, device, as_path)
+        report = save_checkpoint.beside(checkpoint_runs.roundtrip_save_run, check, seed, device, as_path)
         if device != "cpu":     # CUDA kernels need not give bit-identical results in two processes
             saved = report.get("saved")
         checkpoint.expect_file(check, report, case)
         content = _carried(check, report, case)
-        loader = handle(load_checkpoint).in_fresh_process()    # only the file goes over: a process that never saved
+        loader = load_checkpoint.in_fresh_process()    # only the file goes over: a process that never saved
         loads = loader.beside(checkpoint_runs.roundtrip_load_run, check, seed, device, as_path, content).get("loads")
         loads = loads if type(loads) is list else []
         for k, into in enumerate(("new objects", f"the same objects, {after} steps later")):
@@ -79,16 +78,13 @@ def check_checkpoint_roundtrip(save_checkpoint, load_checkpoint, *, seed=0, as_p
 
 @graded(3, hidden=[{}])
 @problems.single_threaded
-def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
+def check_checkpoint_resume_exact(check, save_checkpoint, load_checkpoint, *, seed=0):
     """A run interrupted after some steps, saved, and resumed from the checkpoint in new objects gives the
     uninterrupted run's losses bit for bit (float16 autocast and a GradScaler on the CPU, the scale backing
     off and growing across the interruption), and ends with the same model, optimizer and scaler state."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1000 + seed)
-    start = checkpoint.make_model(gen)
-    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
-    cut = checkpoint.resume_cut(seed)
+    seed = check.seed_for()     # the problem's seed, sent to where the student's functions run
+    start, data, cut = checkpoint.resume_problem(seed)
     whole = checkpoint.run_from(start)
     expected = checkpoint.train_steps(*whole, data)
     interrupted = checkpoint.run_from(start)
@@ -98,10 +94,10 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
             f"(save_checkpoint(path, model, optimizer, scaler, step={cut})) and resumed in new objects "
             f"(load_checkpoint(path, model, optimizer, scaler))")
     exercised("interrupted_and_resumed", "fresh_process")
-    report = handle(save_checkpoint).beside(checkpoint_runs.resume_save_run, check, seed)
+    report = save_checkpoint.beside(checkpoint_runs.resume_save_run, check, seed)
     checkpoint.expect_file(check, report, case)
     content = _carried(check, report, case)
-    loader = handle(load_checkpoint).in_fresh_process()    # only the file goes over: a process that never saved
+    loader = load_checkpoint.in_fresh_process()    # only the file goes over: a process that never saved
     report = loader.beside(checkpoint_runs.resume_load_run, check, seed, content)
     checkpoint.expect_no_failure(check, report.get("load_failure"))
     checkpoint.expect_step(check, report.get("step"), cut, case)
@@ -129,14 +125,14 @@ def check_checkpoint_resume_exact(save_checkpoint, load_checkpoint, *, seed=0):
 @graded(2, hidden=[{}], source=[safe_load("load_checkpoint")],
         worker_facts="whether loading ran the pickled probe (the refusal run)", facts_only_cost=True)
 @problems.single_threaded
-def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
+def check_checkpoint_weights_only(check, save_checkpoint, load_checkpoint, *, seed=0):
     """The checkpoint file loads with ``torch.load(path, weights_only=True)`` and holds only plain data (dicts,
     lists, numbers, strings, tensors: state dicts, no pickled object); and ``load_checkpoint`` refuses a file
     that holds a pickled object instead of running it (it loads with ``weights_only=True``)."""
     __tracebackhide__ = True
-    check = current_check()
+    seed = check.seed_for()     # the problem's seed, sent to where the student's functions run
     case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
-    report = handle(save_checkpoint).beside(checkpoint_runs.saved_file_run, check, seed)
+    report = save_checkpoint.beside(checkpoint_runs.saved_file_run, check, seed)
     checkpoint.expect_file(check, report, case)
     content = _carried(check, report, case)
     with tempfile.TemporaryDirectory() as directory:        # the grader reads the file's bytes itself
@@ -145,5 +141,5 @@ def check_checkpoint_weights_only(save_checkpoint, load_checkpoint, *, seed=0):
         exercised("saved_file")
         checkpoint.expect_weights_only_file(check, str(path), case)
     exercised("pickled_object")
-    refusal = handle(load_checkpoint).beside(checkpoint_runs.refusal_run, check, content)
+    refusal = load_checkpoint.beside(checkpoint_runs.refusal_run, check, content)
     checkpoint.expect_refused(check, refusal, case)

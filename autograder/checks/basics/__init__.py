@@ -13,12 +13,11 @@ from ...compare import context, expect_close, expect_finite, expect_meta, expect
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
-from ...student import call_student, describe
-from ...spec import current_check, graded
+from ...student import describe
+from ...spec import graded
 from ...trusted.remote import Callback
-from . import inworker
+from . import probes
 from .contract import REQUIRES_GRAD_LABELS, VIEW_LABELS
-from .inworker import InWorker
 from .rules import leaves_argument_flag
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
@@ -56,10 +55,10 @@ def _pick(gen, options):
 
 def _scalar_functions(gen, numel):
     """Scalar-valued functions of a tensor of ``numel`` elements; each works in any dtype and on any device (and
-    crosses to the student's worker as a ``functools.partial`` of a module-level function: ``inworker.FORMULAS``)."""
+    crosses to the student's worker as a ``functools.partial`` of a module-level function: ``probes.FORMULAS``)."""
     weights = torch.randn(numel, generator=gen, dtype=torch.float64)
     matrix = torch.randn(numel, numel, generator=gen, dtype=torch.float64) / max(numel, 1) ** 0.5
-    return [inworker.Function(index, weights, matrix) for index in range(len(inworker.FORMULAS))]
+    return [probes.Function(index, weights, matrix) for index in range(len(probes.FORMULAS))]
 
 
 def _grad_input(gen, dtype, device):
@@ -74,7 +73,7 @@ def _grad_input(gen, dtype, device):
 
 @graded(5, hidden=[{"cases": 60, "leave_cases": 12}], source=[leaves_argument_flag("grad_of")],
         facts_only_cost=True, worker_facts="x's requires_grad, .grad and values after the call, and its leaf's .grad")
-def check_grad_of_values(grad_of, *, seed=0, cases=30, leave_cases=6):
+def check_grad_of_values(check, grad_of, *, seed=0, cases=30, leave_cases=6):
     """The gradient of functions the student has not seen: same shape, dtype and device as ``x``, detached
     (no ``requires_grad``, no ``grad_fn``), equal to autograd's float64 gradient, for inputs of rank 0 to 3,
     float32 and float64, contiguous or not; then on an ``x`` that requires grad, holds an earlier ``.grad`` or is
@@ -86,14 +85,13 @@ def check_grad_of_values(grad_of, *, seed=0, cases=30, leave_cases=6):
     ``x``: that report can only cost (docs/security.md), so it is a precondition of these points rather than an item
     of its own."""
     __tracebackhide__ = True
-    check = current_check()
     _grad_values(check, grad_of, seed, cases)
     _grad_leaves_x_alone(check, grad_of, seed, leave_cases)
 
 
 def _grad_values(check, grad_of, seed, cases):
     __tracebackhide__ = True
-    gen = torch.Generator().manual_seed(100 + seed)
+    gen = check.generator()
     dtypes = (torch.float32, torch.float64)
     for i in range(cases):
         device = _devices()[i % len(_devices())]
@@ -101,7 +99,7 @@ def _grad_values(check, grad_of, seed, cases):
         f = _pick(gen, _scalar_functions(gen, x.numel()))
         inputs = {"f": f, "x": x}
         exercised_as(tensor_labels, x)
-        facts = call_student(check, InWorker(inworker.grad_of_result, grad_of, f.partial, x), f, x, what="grad_of")
+        facts = grad_of.via(probes.grad_of_result, f.partial, x, shown=(f, x))
         grad = facts["grad"]
         expect_meta(check, grad, what="grad_of's result", shape=x.shape, dtype=x.dtype, device=device,
                     inputs=inputs, hint="The gradient of f at x has x's shape: return the gradient with "
@@ -156,7 +154,7 @@ def _expect_not_an_estimate(check, failure, grad, expected, inputs):
 
 
 def _expect_unchanged(check, name, before, after, f):
-    """``after`` (``inworker.grad_state`` of the tensor after the call, reported from where grad_of ran) is
+    """``after`` (``probes.grad_state`` of the tensor after the call, reported from where grad_of ran) is
     ``before`` (the same, of the grader's own copy). A ``.grad`` that appeared is told first: ``.backward()`` on
     ``x`` is the cause, and it usually sets the flag on the way."""
     __tracebackhide__ = True
@@ -184,20 +182,19 @@ def _grad_leaves_x_alone(check, grad_of, seed, cases):
     """``x`` is left as it was: its ``requires_grad`` flag, its ``.grad`` (none, or an earlier one) and its
     values; and when ``x`` is computed from a leaf that requires grad, that leaf's ``.grad`` too."""
     __tracebackhide__ = True
-    gen = torch.Generator().manual_seed(200 + seed)
+    gen = check.generator("x left alone")
     for i in range(cases):
         device = _devices()[i % len(_devices())]
         base = _grad_input(gen, torch.float32, device)
         f = _pick(gen, _scalar_functions(gen, base.numel()))
-        kind = inworker.GRAD_KINDS[i % 4]
+        kind = probes.GRAD_KINDS[i % 4]
         exercised(kind)
         # x is built where grad_of runs (a tensor's flag, .grad and graph do not cross to a worker); here, the
         # same x for the expected values and the message.
-        x, owner = inworker.grad_input(kind, base)
-        before = inworker.grad_state(x)
-        owner_before = inworker.grad_state(owner) if owner is not None else None
-        facts = call_student(check, InWorker(inworker.grad_of_leaving, grad_of, f.partial, kind, base,
-                                             here=(x, owner)), f, x, what="grad_of")
+        x, owner = probes.grad_input(kind, base)
+        before = probes.grad_state(x)
+        owner_before = probes.grad_state(owner) if owner is not None else None
+        facts = grad_of.via(probes.grad_of_leaving, f.partial, kind, base, shown=(f, x), here=(x, owner))
         grad = facts["grad"]
         expect_tensor(check, grad, what="grad_of's result")
         described = f"x ({kind.replace('_', ' ')}: {describe(x)})"
@@ -250,13 +247,12 @@ def _expect_array(check, result, t, *, kind):
 
 
 @graded(2, hidden=[{"cases": 54}])
-def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
+def check_to_numpy_values(check, to_numpy, *, seed=0, cases=27):
     """An ``np.ndarray`` with the tensor's exact values, shape and NumPy dtype, for every real dtype NumPy has
     (float16/32/64, int8/16/32/64, uint8, bool), ranks 0 to 3, empty tensors, inf and NaN; on CUDA too when
     a GPU is present."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(300 + seed)
+    gen = check.generator()
     dtypes = list(NUMPY_DTYPES)
     for i in range(cases):
         dtype = dtypes[i % len(dtypes)]
@@ -268,32 +264,30 @@ def check_to_numpy_values(to_numpy, *, seed=0, cases=27):
         device = _devices()[i % len(_devices())]
         t = t.to(device)
         exercised_as(tensor_labels, t)
-        result = call_student(check, to_numpy, t, what="to_numpy")
+        result = to_numpy(t)
         _expect_array(check, result, t, kind=f"a {'CUDA' if device == 'cuda' else 'CPU'} tensor,")
 
 
 @graded(1, hidden=[{"cases": 12}], source=[leaves_argument_flag("to_numpy", position=0)], facts_only_cost=True,
         worker_facts="the argument's requires_grad after the call")
-def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
+def check_to_numpy_requires_grad(check, to_numpy, *, seed=0, cases=6):
     """Tensors that require grad (a leaf, an ``nn.Parameter``, the result of a computation) convert without
     error to their values; the tensor keeps its ``requires_grad`` flag: read from the source (``to_numpy`` changes
     the flag of no object that may be its argument, ``rules.py``), and as the worker reports it (only costs)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(400 + seed)
+    gen = check.generator()
     for i in range(cases):
         dtype = (torch.float32, torch.float64)[i % 2]
         device = _devices()[i % len(_devices())]
         shape = [int(s) for s in torch.randint(1, 5, (int(torch.randint(0, 3, (1,), generator=gen)),),
                                                generator=gen)]
         base = _random_tensor(gen, dtype, shape).to(device)
-        kind = inworker.REQUIRES_GRAD_KINDS[i % 3]
+        kind = probes.REQUIRES_GRAD_KINDS[i % 3]
         exercised(REQUIRES_GRAD_LABELS[i % 3], f"on_{device}")
         # t is made where to_numpy runs (a Parameter, a non-leaf and a flag the student may clear do not cross to a
         # worker); here, the same t for the expected values and the message.
-        t = inworker.requiring_grad(i % 3, base)
-        facts = call_student(check, InWorker(inworker.to_numpy_requiring_grad, to_numpy, i % 3, base, here=t), t,
-                             what="to_numpy")
+        t = probes.requiring_grad(i % 3, base)
+        facts = to_numpy.via(probes.to_numpy_requiring_grad, i % 3, base, shown=(t,), here=t)
         _expect_array(check, facts["array"], t, kind=kind)
         if not facts["requires_grad"]:
             raise CheckFailure(check, f"to_numpy switched off requires_grad of its argument ({kind[:-1]}).",
@@ -301,29 +295,27 @@ def check_to_numpy_requires_grad(to_numpy, *, seed=0, cases=6):
 
 
 def _views(gen, device):
-    """``[(kind, base, view)]``: each of ``inworker.VIEWS`` and the tensor it is a view of."""
+    """``[(kind, base, view)]``: each of ``probes.VIEWS`` and the tensor it is a view of."""
     base = _random_tensor(gen, torch.float32, [4, 6]).to(device)
     cube = _random_tensor(gen, torch.int64, [2, 3, 4]).to(device)
     row = _random_tensor(gen, torch.float64, [1, 5]).to(device)
     leaf = _random_tensor(gen, torch.float32, [3, 2]).to(device)
-    return [(kind, b, inworker.view_of(kind, b)) for kind, b in enumerate((base, base, cube, row, base, base, leaf))]
+    return [(kind, b, probes.view_of(kind, b)) for kind, b in enumerate((base, base, cube, row, base, base, leaf))]
 
 
 @graded(1, hidden=[{"rounds": 4}])
-def check_to_numpy_views(to_numpy, *, seed=0, rounds=2):
+def check_to_numpy_views(check, to_numpy, *, seed=0, rounds=2):
     """Non-contiguous views (transposed, strided, permuted, expanded with stride 0, diagonal) convert to arrays
     with the view's shape and values."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(500 + seed)
+    gen = check.generator()
     for i in range(rounds):
         device = _devices()[i % len(_devices())]
         for kind, base, view in _views(gen, device):
             # The view is made where to_numpy runs: a tensor crosses to a worker by value, contiguous.
             exercised(VIEW_LABELS[kind], f"on_{device}")
-            result = call_student(check, InWorker(inworker.to_numpy_of_view, to_numpy, kind, base, here=view), view,
-                                  what="to_numpy")
-            _expect_array(check, result, view, kind=inworker.VIEWS[kind] + ",")
+            result = to_numpy.via(probes.to_numpy_of_view, kind, base, shown=(view,), here=view)
+            _expect_array(check, result, view, kind=probes.VIEWS[kind] + ",")
 
 
 # ------------------------------------------------------------------ fit_quadratic
@@ -360,23 +352,21 @@ FIT_CHUNK = 100     # samples sent at a time when the call count is not graded
 def _fit(check, fit_quadratic, data, steps, lr, seed, counted=True):
     """``fit_quadratic(data, steps=, lr=)`` with torch's generator seeded where it runs. ``counted``: ``data`` is called
     back here from a worker (``Callback``) at every call, so its call count stays the grader's; else the worker gets
-    its samples ``FIT_CHUNK`` at a time (``inworker.Prefetched``: a fit of 800 steps in 8 round trips, not 800)."""
+    its samples ``FIT_CHUNK`` at a time (``probes.Prefetched``: a fit of 800 steps in 8 round trips, not 800)."""
     __tracebackhide__ = True
     exercised("own_generate_data", f"steps_{steps}", *(["calls_counted"] if counted else []))
     if counted:
-        helper = InWorker(inworker.seeded_call, fit_quadratic, seed, Callback(data))
-    else:
-        helper = InWorker(inworker.seeded_call_prefetched, fit_quadratic, seed, Callback(data.take), FIT_CHUNK)
-    return call_student(check, helper, data, steps=steps, lr=lr, what="fit_quadratic")
+        return fit_quadratic.via(probes.seeded_call, seed, Callback(data), shown=(data,), steps=steps, lr=lr)
+    return fit_quadratic.via(probes.seeded_call_prefetched, seed, Callback(data.take), FIT_CHUNK, shown=(data,),
+                             steps=steps, lr=lr)
 
 
 @graded(3, hidden=[{"cases": 4}])
-def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=FIT_LR):
+def check_fit_quadratic(check, fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=FIT_LR):
     """On quadratics the student has not seen (coefficients uniform in [-5, 5], x in [-3, 3]), the result is a
     float tensor of shape [3] holding the coefficients of x^2, x and 1, each within ``FIT_ATOL`` = 0.05."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(600 + seed)
+    gen = check.generator()
     for i in range(cases):
         coefficients = _random_coefficients(gen)
         # its own generator: the quadratics drawn do not depend on how many samples a fit took (prefetched in chunks)
@@ -384,7 +374,7 @@ def check_fit_quadratic(fit_quadratic, *, seed=0, cases=2, steps=FIT_STEPS, lr=F
                              coefficients)
         inputs = {"generate_data": data, "steps": steps, "lr": lr}
         exercised("unseen_quadratic")
-        fit_seed = 600 + 31 * seed + i
+        fit_seed = check.seed_for(f"fit {i}")
         w = _fit(check, fit_quadratic, data, steps, lr, fit_seed, counted=False)
         expect_meta(check, w, what="fit_quadratic's result", shape=[3], inputs=inputs)
         if not w.is_floating_point():
@@ -425,15 +415,14 @@ REVERSED = (("the coefficients in the order 1, x, x^2", lambda expected: expecte
 
 
 @graded(1, hidden=[{"step_counts": (2, 9, 40)}])
-def check_fit_quadratic_fresh_samples(fit_quadratic, *, seed=0, step_counts=(1, 4, 25)):
+def check_fit_quadratic_fresh_samples(check, fit_quadratic, *, seed=0, step_counts=(1, 4, 25)):
     """``generate_data()`` is called once per step: ``steps`` times (one extra call allowed), for small
     ``steps`` the student has not seen, so a fixed sample or a fixed number of steps both show."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(700 + seed)
+    gen = check.generator()
     for steps in step_counts:
         data = _CountingData(gen, _random_coefficients(gen))
-        w = _fit(check, fit_quadratic, data, steps, FIT_LR, 700 + seed + steps)
+        w = _fit(check, fit_quadratic, data, steps, FIT_LR, check.seed_for(f"fit of {steps} steps"))
         expect_meta(check, w, what="fit_quadratic's result", shape=[3],
                     inputs={"generate_data": data, "steps": steps})
         if not steps <= data.calls <= steps + 1:

@@ -14,12 +14,11 @@ from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from ...oprecorder import expect_constant_op_count
-from ...student import call_student, describe, raises_from_student
+from ...student import describe
 from ...source_rules import no_loop
-from ...spec import current_check, graded
-from ...trusted.handle import handle
+from ...spec import graded
 from .contract import batch_labels, distance_labels, merge_labels, shape_pair_labels
-from .inworker import parameter_facts
+from .probes import parameter_facts
 from .tiling import expect_no_tiling
 
 ACTIVATIONS = (None, torch.relu, torch.tanh, torch.nn.Sigmoid())
@@ -56,7 +55,7 @@ def _build_merge(check, Merge, in1, in2, out, activation, *, pass_activation=Tru
     __tracebackhide__ = True
     kwargs = {"activation": activation} if pass_activation else {}
     exercised_as(merge_labels, in1, in2, activation, pass_activation)
-    module = call_student(check, Merge, in1, in2, out, what="Merge", **kwargs)
+    module = Merge(in1, in2, out, **kwargs)
     if not isinstance(module, torch.nn.Module):
         raise CheckFailure(check, f"Merge(...) built a {type(module).__name__}, not a torch.nn.Module.",
                            hint="Subclass torch.nn.Module and call super().__init__() first.")
@@ -84,19 +83,18 @@ def _concat_layer(a, b, weights, biases, activation):
 
 def _layer_parameters(module, convert):
     """linear1's and linear2's weights and biases (``None`` for a missing bias), each through
-    ``convert(slot, tensor)``, the slot being its name in ``inworker.SLOTS`` (``"linear1.weight"``)."""
+    ``convert(slot, tensor)``, the slot being its name in ``probes.SLOTS`` (``"linear1.weight"``)."""
     layers = (module.linear1, module.linear2)
     return ([convert(f"linear{k}.weight", layer.weight) for k, layer in enumerate(layers, 1)],
             [None if layer.bias is None else convert(f"linear{k}.bias", layer.bias) for k, layer in enumerate(layers, 1)])
 
 
 @graded(1, hidden=[{"cases": 12}])
-def check_merge_structure(Merge, *, seed=0, cases=6):
+def check_merge_structure(check, Merge, *, seed=0, cases=6):
     """``Merge(in1, in2, out)`` is a module whose parameters are exactly those of ``linear1`` (an
     ``nn.Linear(in1, out)``) and ``linear2`` (an ``nn.Linear(in2, out)``), stored as submodules."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(100 + seed)
+    gen = check.generator()
     for i in range(cases):
         in1, in2, out = _int(gen, 1, 9), _int(gen, 1, 9), _int(gen, 1, 9)
         activation = ACTIVATIONS[i % len(ACTIVATIONS)]
@@ -118,14 +116,13 @@ RELU_WHEN_NONE = (("the ReLU of the layer's output, for a Merge built with no ac
 
 
 @graded(3, hidden=[{"cases": 48}])
-def check_merge_forward(Merge, *, seed=0, cases=24):
+def check_merge_forward(check, Merge, *, seed=0, cases=24):
     """``forward(a, b)`` equals the concatenate-then-linear layer with weights ``[W1 W2]`` and bias
     ``b1 + b2`` on explicitly tiled inputs, for many pairs of broadcastable shapes (the tutorial's
     ``[5, 3, 5]`` and ``[5, 1, 6]`` first), with and without an activation, in float32 and float64;
     the gradients with respect to the inputs and every parameter match the reference's."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(200 + seed)
+    gen = check.generator()
     for i in range(len(MERGE_BATCHES) + cases):
         batch_a, batch_b = MERGE_BATCHES[i] if i < len(MERGE_BATCHES) else _broadcastable_batches(gen)
         in1, in2, out = (5, 6, 10) if i == 0 else (_int(gen, 1, 8), _int(gen, 1, 8), _int(gen, 1, 8))
@@ -144,7 +141,7 @@ def check_merge_forward(Merge, *, seed=0, cases=24):
         inputs = {"a": a, "b": b, "activation": activation if activation is None else
                   getattr(activation, "__name__", type(activation).__name__)}
         shape = list(torch.broadcast_shapes(a.shape[:-1], b.shape[:-1])) + [out]
-        result = call_student(check, module, a, b, what=f"Merge({in1}, {in2}, {out}).forward")
+        result = check.student(module, f"Merge({in1}, {in2}, {out}).forward")(a, b)
         expect_meta(check, result, what="Merge's output", shape=shape, dtype=dtype, device=device, inputs=inputs)
         weights, biases = _layer_parameters(module, lambda _, t: t.detach().double())
         expected = _concat_layer(a.detach().double(), b.detach().double(), weights, biases, activation)
@@ -164,11 +161,11 @@ def _expect_merge_gradients(check, module, a, b, result, activation, inputs):
                            hint="Use the layers' outputs directly; no `.detach()`, `.data` or `torch.no_grad()`.")
     exercised("gradients")
     leaves = {"a": a, "b": b, **dict(module.named_parameters())}   # the parameters: copies, from a worker
-    upstream = torch.randn(result.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    upstream = torch.randn(result.shape, generator=check.generator("upstream"), dtype=torch.float64)
     # backward, not autograd.grad: the parameters' gradients accumulate where the module lives (a worker's .grad is
     # read back with its parameter_facts), the inputs' here. The module is fresh: its parameters had no .grad.
     torch.autograd.backward(result, upstream.to(result))
-    facts = handle(module).beside(parameter_facts)
+    facts = check.student(module).beside(parameter_facts)
     got = [a.grad, b.grad, *(facts["grads"].get(name) for name in list(leaves)[2:])]
     copies = {name: t.detach().double().requires_grad_(True) for name, t in leaves.items()}
     # Each slot reads the copy of the parameter registered under the name the module lists it by (shared or not).
@@ -191,13 +188,12 @@ NO_GRADIENT = (("all zeros: no gradient flows back to it, so the output was cut 
 
 
 @graded(2, hidden=[{"cases": 12}])
-def check_merge_no_tiling(Merge, *, seed=0, cases=6):
+def check_merge_no_tiling(check, Merge, *, seed=0, cases=6):
     """``forward`` never materialises a tiled input: no ``repeat``, ``tile`` or ``repeat_interleave``, no
     ``expand`` (or ``expand_as``, ``broadcast_to``, ``broadcast_tensors``) followed by a concatenation, and
     no tensor anywhere with the tiled shape of ``a``, ``b`` or their concatenation."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(300 + seed)
+    gen = check.generator()
     for i in range(cases):
         batch_a, batch_b = ([5, 3], [5, 1]) if i == 0 else ([1, 4], [3, 1]) if i == 1 else ([4], [_int(gen, 2, 5), 1])
         in1, in2, out = (5, 6, 10) if i == 0 else (_int(gen, 2, 5), _int(gen, 6, 9), _int(gen, 16, 20))
@@ -220,7 +216,7 @@ def _expect_distances(check, pairwise_sq_distances, x, y, *, what, hint):
     __tracebackhide__ = True
     inputs = {"x": x, "y": y}
     exercised_as(distance_labels, x, y)
-    result = call_student(check, pairwise_sq_distances, x, y, what="pairwise_sq_distances")
+    result = pairwise_sq_distances(x, y)
     expect_meta(check, result, what=what, shape=[x.shape[0], y.shape[0]], dtype=x.dtype, device=x.device,
                 inputs=inputs)
     expect_finite(check, result, what=what, inputs=inputs, hint=hint)
@@ -234,12 +230,11 @@ NOT_SQUARED = (("the plain distances (the square root of the squared ones)", tor
 
 
 @graded(2, hidden=[{"cases": 60}])
-def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
+def check_pairwise_values(check, pairwise_sq_distances, *, seed=0, cases=30):
     """An ``[N, M]`` tensor of the dtype and device of ``x``, equal to a float64 reference, for ``N != M``,
     ``N == M``, single rows and single features, at several scales."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(400 + seed)
+    gen = check.generator()
     fixed = [(3, 4, 2), (4, 4, 3), (1, 5, 3), (5, 1, 1), (6, 2, 7)]
     for i in range(cases):
         n, m, d = fixed[i] if i < len(fixed) else (_int(gen, 1, 12), _int(gen, 1, 12), _int(gen, 1, 9))
@@ -261,13 +256,12 @@ def check_pairwise_values(pairwise_sq_distances, *, seed=0, cases=30):
 
 
 @graded(2, hidden=[{"cases": 16}])
-def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
+def check_pairwise_nonnegative(check, pairwise_sq_distances, *, seed=0, cases=8):
     """Never negative, and still close to the float64 reference, for nearly identical rows far from the
     origin (x offset by 1e3 in float32, 1e7 in float64), where |x|^2 - 2 x.y + |y|^2 cancels and
     rounding makes it negative unless it is clamped."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(500 + seed)
+    gen = check.generator()
     for i in range(cases):
         dtype = (torch.float32, torch.float64)[i % 2]
         offset = 1e3 if dtype == torch.float32 else 1e7
@@ -295,11 +289,10 @@ def check_pairwise_nonnegative(pairwise_sq_distances, *, seed=0, cases=8):
 
 @graded(2, hidden=[{}], source=[no_loop("pairwise_sq_distances")], worker_facts="op counts at 4 and 64 points",
         facts_only_cost=True)
-def check_pairwise_vectorized(pairwise_sq_distances, *, seed=0):
+def check_pairwise_vectorized(check, pairwise_sq_distances, *, seed=0):
     """No Python loop: the number of torch operations is the same for every N, M and D (counted, not timed)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(600 + seed)
+    gen = check.generator()
 
     def rows_and_features(size):
         return (torch.randn(size, size + 1, generator=gen), torch.randn(2 * size + 1, size + 1, generator=gen))
@@ -330,12 +323,11 @@ def shapes_named(message):
 
 
 @graded(1, hidden=[{"cases": 40}])
-def check_strict_mse_value(strict_mse_loss, *, seed=0, cases=20):
+def check_strict_mse_value(check, strict_mse_loss, *, seed=0, cases=20):
     """For equal shapes: a 0-dim tensor of the prediction's dtype, the mean of the squared differences
     (float64 reference), with the gradient 2 (prediction - target) / numel."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(700 + seed)
+    gen = check.generator()
     fixed = [[2, 1], [5], [], [3, 4], [1]]
     for i in range(cases):
         shape = fixed[i] if i < len(fixed) else [_int(gen, 1, 6) for _ in range(_int(gen, 1, 4))]
@@ -346,7 +338,7 @@ def check_strict_mse_value(strict_mse_loss, *, seed=0, cases=20):
         inputs = {"prediction": prediction, "target": target}
         exercised_as(tensor_labels, prediction)
         leaf = prediction.clone().requires_grad_(True)
-        loss = call_student(check, strict_mse_loss, leaf, target, what="strict_mse_loss")
+        loss = strict_mse_loss(leaf, target)
         expect_meta(check, loss, what="the loss", shape=[], dtype=dtype, device=device, inputs=inputs)
         expected = ((prediction.double() - target.double()) ** 2).mean()
         expect_close(check, loss, expected, what="the loss", inputs=inputs,
@@ -368,22 +360,20 @@ REFUSED_SHAPES = [([4, 1], [4]), ([4], [4, 1]), ([1, 3], [3, 1]), ([3, 1], [1, 3
 
 
 @graded(2, hidden=[{}])
-def check_strict_mse_refuses_broadcast(strict_mse_loss, *, seed=0):
+def check_strict_mse_refuses_broadcast(check, strict_mse_loss, *, seed=0):
     """Any two different shapes raise ``ValueError`` whose message names both shapes (in any usual notation:
     :func:`shapes_named`): ``[N, 1]`` against
     ``[N]`` (the ``[[1.], [2.]] + [1., 2.]`` trap), ``[1, N]`` against ``[N, 1]``, a ``[C]`` target for a
     ``[B, C]`` prediction, a scalar target, and shapes that do not broadcast at all."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(800 + seed)
+    gen = check.generator()
     order = torch.randperm(len(REFUSED_SHAPES), generator=gen).tolist()
     for k in order:
         shape_p, shape_t = REFUSED_SHAPES[k]
         prediction = torch.randn(shape_p, generator=gen)
         target = torch.randn(shape_t, generator=gen)
         exercised_as(shape_pair_labels, shape_p, shape_t)
-        error = raises_from_student(check, strict_mse_loss, prediction, target, expected=ValueError,
-                                    what="strict_mse_loss")
+        error = strict_mse_loss.raises(prediction, target, expected=ValueError)
         named = shapes_named(str(error))
         if not all(tuple(s) in named for s in (shape_p, shape_t)):
             raise CheckFailure(check, f"strict_mse_loss raised ValueError({str(error)!r}) for a prediction of shape "

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "f330b112265e4330"
+DIGEST = "92eaa9d01fc9d140"
 
 MISTAKES = ({'id': 'Merge via repeat and cat',
   'says': 'Merge copies (tiles) the inputs to the batch shape before its layers instead of letting them broadcast.',

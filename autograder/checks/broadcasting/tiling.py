@@ -20,71 +20,21 @@ there, and so does the list of materialised tensors (``materialised_call`` runs 
 both reported by the student's process (forgeable by a hostile student, docs/security.md).
 """
 
-import inspect
-
 import math
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
-from ...probe_registry import probe
 from ...errors import CheckFailure
-from ...oprecorder import normalise, record_ops
-from ...student import call_student, describe
-from ...trusted.handle import handle
+from ...oprecorder import record_ops
+from ...student import describe
+from ...student_calls import Student
+from .probes import materialised_call
 
 TILING_OPS = ("repeat", "tile", "repeat_interleave")
 BROADCAST_VIEWS = {"expand", "expand_as", "broadcast_to", "broadcast_tensors"}
 JOINS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack"}
 TILING_HINT = ("Apply linear1 to `a` and linear2 to `b` separately and add the results: the addition broadcasts "
                "without copying anything.")
-
-
-class _MaterialisedOutputs(TorchDispatchMode):
-    """Records ``(ATen op, shape)`` of every tensor a kernel returns that owns room for all its elements."""
-
-    def __init__(self):
-        super().__init__()
-        self.outputs = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        for out in tree_leaves(result):
-            if isinstance(out, torch.Tensor) and _owns_its_elements(out):
-                self.outputs.append((normalise(func.__name__), list(out.shape)))
-        return result
-
-
-def _owns_its_elements(tensor):
-    try:
-        return tensor.numel() > 0 and tensor.untyped_storage().nbytes() >= tensor.numel() * tensor.element_size()
-    except (RuntimeError, NotImplementedError):   # tensors without storage (meta, some subclasses)
-        return False
-
-
-@probe
-def materialised_call(fn, a, b):
-    """``(fn(a, b), [(ATen op, shape)] of every tensor a kernel returned that owns room for all its elements)``,
-    run where ``fn`` lives (``beside``)."""
-    outputs = _MaterialisedOutputs()
-    with outputs:
-        result = fn(a, b)
-    return result, outputs.outputs
-
-
-class _Beside:
-    """``fn(a, b)`` through ``materialised_call``, where ``fn`` lives; messages name ``fn``'s parameters."""
-
-    def __init__(self, fn):
-        self.fn = handle(fn)
-        try:
-            self.__signature__ = inspect.signature(fn)     # a worker's function sends its parameters' names
-        except (TypeError, ValueError):
-            pass
-
-    def __call__(self, a, b):
-        return self.fn.beside(materialised_call, a, b)
 
 
 def _view_then_join(names):
@@ -119,7 +69,7 @@ def expect_no_tiling(check, fn, a, b, *, what=None, hint=TILING_HINT):
     what = what or "your function"
     inputs = f"\nInput: a = {describe(a)}; b = {describe(b)}"
     with record_ops() as record:
-        result, materialised = call_student(check, _Beside(fn), a, b, what=what)
+        result, materialised = Student(fn, check, what).via(materialised_call, a, b, shown=(a, b))
     used = record.find(TILING_OPS)
     if used:
         raise CheckFailure(check, f"{what} calls {', '.join(used)}, which copies an input once per broadcast "

@@ -22,9 +22,7 @@ from . import probes, synthetic
 from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
 from ...settings import settings
-from ...student import call_student
-from ...spec import current_check, graded
-from ...trusted.handle import handle
+from ...spec import graded
 from .expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
                                  expect_missing_shard, expect_value_error, same_image_as, written_layout)
 from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, call_collate, describe_batch,
@@ -55,13 +53,13 @@ def _shard_set(student, directory, num_shards, rng, *, first_id=0, empty_shard=F
 
 
 def _construct(check, TarImageDataset, paths, **options):
-    return call_student(check, TarImageDataset, list(paths), what="TarImageDataset", **options)
+    return TarImageDataset(list(paths), **options)
 
 
 def _iterate(check, dataset, *, what):
     """Every item of a single-process pass over ``dataset`` (no DataLoader)."""
     __tracebackhide__ = True
-    return call_student(check, lambda: list(iter(dataset)), what=what)
+    return check.student(lambda: list(iter(dataset)), what)()
 
 
 # ------------------------------------------------------------ ImageDirectoryDataset
@@ -80,13 +78,13 @@ def _expect_not_another_order(check, dataset, by_path, index, got, where):
     another order than sorted (not sorted at all). Each in words of its own, first (a failure's kind is its first
     words); anything else is told by the caller as a file out of place."""
     __tracebackhide__ = True
-    again = [same_image_as(call_student(check, lambda: dataset[index], what=f"dataset[{index}]"), by_path)
+    again = [same_image_as(check.student(lambda: dataset[index], f"dataset[{index}]")(), by_path)
              for _ in range(3)]
     shown = [s.name if s is not None else None for s in [got, *again]]
     if any(s is not got for s in again):
         raise CheckFailure(check, f"dataset[{index}] gives another file each time it is asked ({where}): "
                                   f"asked four times, it gave {shown}.", hint=ORDER_HINT)
-    items = [same_image_as(call_student(check, lambda i=i: dataset[i], what=f"dataset[{i}]"), by_path)
+    items = [same_image_as(check.student(lambda i=i: dataset[i], f"dataset[{i}]")(), by_path)
              for i in range(len(by_path))]
     if any(s is None for s in items) or len({s.name for s in items}) != len(items):
         return
@@ -100,34 +98,37 @@ def _expect_not_another_order(check, dataset, by_path, index, got, where):
                                   f"its items are {names}; sorted paths give {in_order}.", hint=ORDER_HINT)
 
 @graded(2, hidden=[{}])
-def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
+def check_image_directory_dataset(check, ImageDirectoryDataset, *, seed=0):
     """``len`` counts the files directly in ``root`` matching ``pattern`` (not those in a subfolder); item ``i`` is
     the ``i``-th in sorted path order (names from ``img8`` past ``img10``, where sorted order is not "natural"
     order), decoded by OpenCV (``HxWx3`` uint8, BGR); an index past the end raises ``IndexError``; an empty folder
     has length 0; it works in a ``DataLoader`` with two workers."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(100 + seed)
+    rng = check.numpy_generator()
     with probes.scratch(ImageDirectoryDataset, "grader-images-") as root:
-        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=seed, first_id=8, formats=("png",),
+        pngs = synthetic.make_samples(int(rng.integers(6, 11)), seed=check.seed_for("pngs"), first_id=8,
+                                      formats=("png",), prefix="img{id}")
+        jpgs = synthetic.make_samples(3, seed=check.seed_for("jpgs"), first_id=50, formats=("jpg",),
                                       prefix="img{id}")
-        jpgs = synthetic.make_samples(3, seed=seed + 1, first_id=50, formats=("jpg",), prefix="img{id}")
         files = pngs + jpgs
         order = rng.permutation(len(files))          # written neither in sorted nor in reverse order
         probes.write_samples(ImageDirectoryDataset, root, [files[i] for i in order] + [("notes.txt", b"not an image\n")])
         exercised("written_unsorted", "other_files", "png", "jpg", "names_past_img10")
-        nested = (synthetic.make_samples(2, seed=seed + 2, first_id=70, prefix="img{id}")   # a png and a jpg, or two
-                  + synthetic.make_samples(1, seed=seed + 3, first_id=72, formats=("png",), prefix="img{id}")
-                  + synthetic.make_samples(1, seed=seed + 4, first_id=73, formats=("jpg",), prefix="img{id}"))
+        seeded = check.seed_for
+        nested = (synthetic.make_samples(2, seed=seeded("nested"), first_id=70, prefix="img{id}")   # a png and a jpg,
+                  + synthetic.make_samples(1, seed=seeded("nested png"), first_id=72, formats=("png",),  # or two
+                                           prefix="img{id}")
+                  + synthetic.make_samples(1, seed=seeded("nested jpg"), first_id=73, formats=("jpg",),
+                                           prefix="img{id}"))
         probes.write_samples(ImageDirectoryDataset, os.path.join(root, "more"), nested)
         exercised("subfolder")
         for pattern, chosen in (("*.png", pngs), ("*.jpg", jpgs)):
             by_path = sorted(chosen, key=lambda s: os.path.join(root, s.name))
             kwargs = {} if pattern == "*.png" else {"pattern": pattern}
             exercised("default_pattern" if pattern == "*.png" else "given_pattern")
-            dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset", **kwargs)
+            dataset = ImageDirectoryDataset(root, **kwargs)
             where = f"ImageDirectoryDataset(root, pattern={pattern!r}) on a folder of {len(files)} images"
-            length = call_student(check, len, dataset, what="len(dataset)")
+            length = check.student(len, "len(dataset)")(dataset)
             in_subfolder = sum(s.name.endswith(pattern[1:]) for s in nested)
             if length == len(chosen) + in_subfolder:
                 raise CheckFailure(check, f"with {where}: len(dataset) is {length}: it counts the {in_subfolder} "
@@ -142,7 +143,7 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
                                    hint="List root with the pattern (Path(root).glob(pattern), not rglob or '**') "
                                         "and keep that list.")
             for index, sample in enumerate(by_path):
-                image = call_student(check, lambda i=index: dataset[i], what=f"dataset[{index}]")
+                image = check.student(lambda i=index: dataset[i], f"dataset[{index}]")()
                 other = same_image_as(image, by_path)
                 if other is not None and other is not sample:
                     names = [s.name for s in by_path]
@@ -160,15 +161,15 @@ def check_image_directory_dataset(ImageDirectoryDataset, *, seed=0):
         empty = os.path.join(root, "empty")
         probes.write_samples(ImageDirectoryDataset, empty, [])
         exercised("empty_folder")
-        dataset = call_student(check, ImageDirectoryDataset, empty, what="ImageDirectoryDataset")
-        length = call_student(check, len, dataset, what="len(dataset)")
+        dataset = ImageDirectoryDataset(empty)
+        length = check.student(len, "len(dataset)")(dataset)
         if length != 0:
             raise CheckFailure(check, f"an empty folder gives len(dataset) = {length}, expected 0.")
 
 
 def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
     __tracebackhide__ = True
-    dataset = call_student(check, ImageDirectoryDataset, root, what="ImageDirectoryDataset")
+    dataset = ImageDirectoryDataset(root)
     where = "ImageDirectoryDataset in DataLoader(num_workers=2)"
     items = probes.load_beside(check, dataset, 2, where=where)
     got = [synthetic.decode_id(image) for image in items]
@@ -179,16 +180,15 @@ def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
 # ------------------------------------------------------------------ write_shards
 
 @graded(2, hidden=[{}])
-def check_write_shards(write_shards, *, seed=0):
+def check_write_shards(check, write_shards, *, seed=0):
     """``num_shards`` tar files ``shard-00000.tar``, ... in ``out_dir``, returned in order; each image in exactly
     one shard under its own file name with its bytes; shard sizes differ by at most one; the same input gives the
     same shards; ``num_shards`` < 1 or more shards than images raise ``ValueError``."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(200 + seed)
+    rng = check.numpy_generator()
     with probes.scratch(write_shards, "grader-write-") as root:
         count = int(rng.integers(9, 15))
-        samples = synthetic.make_samples(count, seed=seed)
+        samples = synthetic.make_samples(count, seed=check.seed_for("samples"))
         paths = probes.write_samples(write_shards, os.path.join(root, "images"), samples)
         given = [paths[i] for i in rng.permutation(count)]
         by_name = {s.name: s for s in samples}
@@ -232,15 +232,14 @@ def check_write_shards(write_shards, *, seed=0):
 # ------------------------------------------------------------------ TarImageDataset
 
 @graded(2, hidden=[{}])
-def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
+def check_tar_dataset_decoding(check, TarImageDataset, *, seed=0):
     """A single-process pass yields ``(name, image)`` for every image member, shard after shard in archive order,
     skipping members that are not images (JSON, text, directories); each image is OpenCV's decoding of the
     member (PNG: equal; JPEG: within a tolerance): an ``HxWx3`` uint8 array in BGR order."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(300 + seed)
+    rng = check.numpy_generator()
     with probes.scratch(TarImageDataset, "grader-decode-") as root:
-        samples = synthetic.make_samples(int(rng.integers(10, 16)), seed=seed) + synthetic.odd_samples(1000)
+        samples = synthetic.make_samples(int(rng.integers(10, 16)), seed=check.seed_for("samples")) + synthetic.odd_samples(1000)
         order = rng.permutation(len(samples))
         samples = [samples[i] for i in order]
         sizes = synthetic.split_sizes(len(samples), 3, rng)
@@ -265,19 +264,18 @@ def check_tar_dataset_decoding(TarImageDataset, *, seed=0):
 
 
 @graded(1, hidden=[{}])
-def check_tar_dataset_errors(TarImageDataset, *, seed=0):
+def check_tar_dataset_errors(check, TarImageDataset, *, seed=0):
     """A member that does not decode raises an error that names its shard and the member; a missing shard
     raises ``FileNotFoundError`` before any sample is yielded."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(400 + seed)
+    rng = check.numpy_generator()
     with probes.scratch(TarImageDataset, "grader-errors-") as root:
-        samples = synthetic.make_samples(6, seed=seed)
+        samples = synthetic.make_samples(6, seed=check.seed_for("samples"))
         bad_name = "broken-000099.png" if seed % 2 == 0 else "empty-000099.jpg"
         bad_bytes = rng.integers(0, 256, 300, dtype=np.uint8).tobytes() if seed % 2 == 0 else b""
         good = probes.write_shard_set(TarImageDataset, os.path.join(root, "good"), [samples[:3]])[0]
         members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name, samples[5].data)]
-        bad = handle(TarImageDataset).beside(probes.write_tars, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
+        bad = TarImageDataset.beside(probes.write_tars, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
         exercised("undecodable_member")
         dataset = _construct(check, TarImageDataset, [good, bad])
 
@@ -289,7 +287,7 @@ def check_tar_dataset_errors(TarImageDataset, *, seed=0):
             except Exception as error:  # noqa: BLE001 - the error is what we grade
                 return error
             return None
-        error = call_student(check, attempt, what="list(TarImageDataset([good shard, damaged shard]))")
+        error = check.student(attempt, "list(TarImageDataset([good shard, damaged shard]))")()
         where = f"a shard 'damaged-0001.tar' whose member {bad_name!r} is {'random bytes' if bad_bytes else 'empty'}"
         if error is None:
             raise CheckFailure(check, f"with {where}: a full pass raised no error.",
@@ -331,13 +329,12 @@ def _load_items(check, dataset, num_workers, where):
 
 
 @graded(3, hidden=[{}])
-def check_tar_dataset_workers(TarImageDataset, *, seed=0, grid=WORKER_GRID):
+def check_tar_dataset_workers(check, TarImageDataset, *, seed=0, grid=WORKER_GRID):
     """Through real ``DataLoader`` worker processes, every image comes out exactly once (no duplicate, nothing
     missing), with ``num_workers`` in {0, 1, 2, 3, 5} over 1, 2, 3 and 7 shards of uneven sizes: fewer workers
     than shards, as many, and more."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(500 + seed)
+    rng = check.numpy_generator()
     with probes.scratch(TarImageDataset, "grader-workers-") as root:
         for num_shards, runs in grid:
             directory = os.path.join(root, f"{num_shards}-shards")
@@ -346,12 +343,11 @@ def check_tar_dataset_workers(TarImageDataset, *, seed=0, grid=WORKER_GRID):
 
 
 @graded(2, hidden=[{}])
-def check_tar_dataset_ranks(TarImageDataset, *, seed=0, grid=RANK_GRID):
+def check_tar_dataset_ranks(check, TarImageDataset, *, seed=0, grid=RANK_GRID):
     """With ``world_size`` 2 and 3 (one ``TarImageDataset(paths, rank, world_size)`` per rank, each read by a
     ``DataLoader`` with two workers), the union over all ranks holds every image exactly once."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(600 + seed)
+    rng = check.numpy_generator()
     with probes.scratch(TarImageDataset, "grader-ranks-") as root:
         for num_shards, world_size in grid:
             directory = os.path.join(root, f"{num_shards}-shards-{world_size}-ranks")
@@ -360,13 +356,12 @@ def check_tar_dataset_ranks(TarImageDataset, *, seed=0, grid=RANK_GRID):
 
 
 @graded(2, hidden=[{}])
-def check_tar_dataset_resources(TarImageDataset, *, seed=0):
+def check_tar_dataset_resources(check, TarImageDataset, *, seed=0):
     """After a full pass no shard is left open (neither held open nor left for the garbage collector to close),
     and the peak memory of a pass does not grow with the number of members in a shard (no growing member
     list: ``tarfile`` keeps every member it has read in ``tar.members`` unless told otherwise)."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(700 + seed)
+    rng = check.numpy_generator()
     limits = settings.dataloading
     with probes.scratch(TarImageDataset, "grader-resources-") as root:
         paths, samples = _shard_set(TarImageDataset, os.path.join(root, "files"), 3, rng)
@@ -391,7 +386,7 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
         for members in (small, large):
             shard = (os.path.join(root, f"many-{members}.tar"),
                      [(f"{i:07d}.png", synthetic.tiny_png()) for i in range(members)])
-            path = handle(TarImageDataset).beside(probes.write_tars, [shard])[0]
+            path = TarImageDataset.beside(probes.write_tars, [shard])[0]
             dataset = _construct(check, TarImageDataset, [path])
             count, peaks[members] = probes.peak_of_pass(check, dataset, f"TarImageDataset over {members} members",
                                                         warm_up=members == small)   # first-pass costs not counted
@@ -411,14 +406,13 @@ def check_tar_dataset_resources(TarImageDataset, *, seed=0):
 # ------------------------------------------------------------------ collate_images
 
 @graded(3, hidden=[{"cases": 60}])
-def check_collate_images_values(collate_images, *, seed=0, cases=20):
+def check_collate_images_values(check, collate_images, *, seed=0, cases=20):
     """``collate_images(batch)`` returns ``(names, images, sizes)``: the names in batch order; ``images`` one
     ``[B, 3, Hmax, Wmax]`` uint8 CPU tensor, image ``i`` channels first (BGR kept) in the top-left corner of slot
     ``i``, exactly its pixels, zeros elsewhere; ``sizes`` a ``[B, 2]`` int64 tensor of each ``(H, W)``. On random
     batches of NumPy arrays and of uint8 tensors, and on one image, equal sizes, a 1-pixel, a tall and a wide one."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(800 + seed)
+    rng = check.numpy_generator()
     batches = [make_batch(rng, sizes, tensors=tensors) for sizes, tensors in EDGE_BATCHES]
     batches += [make_batch(rng, random_sizes(rng), tensors=bool(k % 2)) for k in range(cases)]
     for items in batches:
@@ -428,32 +422,30 @@ def check_collate_images_values(collate_images, *, seed=0, cases=20):
 
 
 @graded(1, hidden=[{}])
-def check_collate_images_copies(collate_images, *, seed=0):
+def check_collate_images_copies(check, collate_images, *, seed=0):
     """``collate_images`` leaves its input images unchanged, and the batch it returns shares no memory with
     them: writing into the returned tensors leaves the inputs as they were (one image, equal sizes, mixed sizes;
     NumPy and tensor inputs)."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(850 + seed)
+    rng = check.numpy_generator()
     for sizes, tensors in COPY_BATCHES:
         items = make_batch(rng, sizes, tensors=tensors)
         exercised_as(batch_labels, items)
-        copies = functools.partial(handle(collate_images).beside, probes.collate_copies)   # the call, where it lives
+        copies = functools.partial(collate_images.beside, probes.collate_copies)   # the call, where it lives
         facts = call_collate(check, copies, items)
         expect_own_memory(check, facts, items, where=f"collate_images on {describe_batch(items)}")
 
 
 @graded(2, hidden=[{"tensors": True}])
-def check_collate_images_loader(collate_images, *, seed=0, tensors=False):
+def check_collate_images_loader(check, collate_images, *, seed=0, tensors=False):
     """As the ``collate_fn`` of a real ``DataLoader`` (two worker processes, ``batch_size=3`` with a last partial
     batch, ``pin_memory=True``) over the grader's dataset of synthetic images of different sizes: every batch is
     the right collation, and every image comes out exactly once and decodes back to its own id. With CUDA, the
     batches come out in pinned memory."""
     __tracebackhide__ = True
-    check = current_check()
-    rng = np.random.default_rng(900 + seed)
+    rng = check.numpy_generator()
     count = int(rng.choice([n for n in range(10, 18) if n % LOADER_BATCH]))
-    samples = synthetic.make_samples(count, seed=seed, first_id=int(rng.integers(0, synthetic.MAX_ID - 20)),
+    samples = synthetic.make_samples(count, seed=check.seed_for("samples"), first_id=int(rng.integers(0, synthetic.MAX_ID - 20)),
                                      formats=("png",), sizes=LOADER_SIZES)
     dataset = SyntheticImageDataset(samples, tensors=tensors)
     order = [int(i) for i in rng.permutation(count)]

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "d435bae62a07c1f7"
+DIGEST = "1cfa55a50f634c3b"
 
 MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'TarImageDataset gives every DataLoader worker every shard, so samples come more than once.',
@@ -156,7 +156,7 @@ MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'write_shards splits the samples into chunks of the rounded-up size, so the last shards are short or '
           'empty.',
   'signature': {'write_shards': 'failed: write_shards wrote shards of images sizes may differ by at most one'},
-  'visible': {'write_shards': 'failed: write_shards wrote shards of images sizes may differ by at most one'}},
+  'visible': {}},
  {'id': 'shards: drops the remainder',
   'says': 'write_shards drops the samples left over when they do not divide evenly.',
   'signature': {'write_shards': 'failed: write_shards images in more than one shard: in none'},

@@ -2,7 +2,7 @@
 
 ``train_ddp`` (``DistributedDataParallel`` and ``DistributedSampler`` with ``set_epoch``), ``train_accumulate``
 (gradient accumulation with ``no_sync()``) and ``average_gradients`` (DDP's all-reduce written by hand). The grader
-starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``ranks.py``); every rank
+starts the ranks itself, from the process the student's function lives in (``launcher.py``, ``probes.py``); every rank
 sends back the samples its dataset gave out and its parameters after every optimizer step, and the grader compares
 them with its own single-process run of the same plan (``autograder/oracles/distributed.py``). A rank whose call
 raises ends the whole launch at once, and the item fails with that rank's message.
@@ -19,16 +19,14 @@ The all-reduce counts are measured in the student's process: they explain and co
 
 import contextlib
 
-import torch
 
 from ...compare import expect_close
 from ...contracts import exercised
 from ...errors import CheckFailure
 from ...expected_outputs import is_recording, oracle
 from ...source_rules import uses
-from ...spec import current_check, graded
-from ...trusted.handle import handle
-from . import known_steps, problems, ranks, traffic
+from ...spec import graded
+from . import known_steps, probes, problems, traffic
 from .rules import uses_method
 
 DDP_NAMES = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
@@ -52,7 +50,7 @@ def _entries(check, fn, probe, plan, call, reading=None):
               *(["frozen_parameter"] if plan.get("frozen") else []),
               *(["unused_parameter"] if plan.get("unused") else []))
     with reading or contextlib.nullcontext():
-        answer = handle(fn).beside_within(BESIDE_S, probe, check, plan)
+        answer = fn.beside_within(BESIDE_S, probe, check, plan)
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
     if "failure" in answer:
@@ -135,8 +133,7 @@ def _expect_single(check, entries, plan, case, hint):
         before = want
 
 
-def _plans(seed, world_size, accumulation=1, frozen=False, unused=False, wide=False):
-    gen = torch.Generator().manual_seed(900 + seed * 7 + world_size + 31 * accumulation)
+def _plans(gen, world_size, accumulation=1, frozen=False, unused=False, wide=False):
     return [problems.training_plan(gen, world_size=world_size, accumulation=accumulation, frozen=frozen,
                                    unused=unused, wide=wide)]
 
@@ -144,13 +141,12 @@ def _plans(seed, world_size, accumulation=1, frozen=False, unused=False, wide=Fa
 # ---------------------------------------------------------------- train_ddp
 
 @graded(2, hidden=[{"world_size": 3}])
-def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
+def check_ddp_data_split(check, train_ddp, *, seed=0, world_size=2):
     """In every epoch the ranks' samples (what each rank's dataset gave out) are disjoint and together the whole
     dataset, every sample once; the order changes from one epoch to the next (``set_epoch``)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size):
-        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+    for plan in _plans(check.generator(), world_size):
+        entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         share = plan["samples"] // plan["world_size"]
         exercised("recording_dataset", *(["two_epochs"] if plan["epochs"] == 2 else []))
         seen = [[i for step in e["steps"] for i in step.get("ids", [])] + list(e.get("unstepped", []))
@@ -181,13 +177,12 @@ def check_ddp_data_split(train_ddp, *, seed=0, world_size=2):
 
 
 @graded(2, hidden=[{"world_size": 3}], source=[uses("train_ddp", *DDP_NAMES)])
-def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
+def check_ddp_replicas_agree(check, train_ddp, *, seed=0, world_size=2):
     """The model is wrapped in ``DistributedDataParallel`` (read from the source), and after every optimizer step
     every rank's parameters equal rank 0's."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size):
-        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+    for plan in _plans(check.generator(), world_size):
+        entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         _expect_steps(check, entries, plan, case)
         for s in range(len(entries[0]["steps"])):
             for rank in range(1, len(entries)):
@@ -195,17 +190,16 @@ def check_ddp_replicas_agree(train_ddp, *, seed=0, world_size=2):
                                what=f"rank {rank}'s parameters after step {s}, against rank 0's", case=case,
                                tol=SAME_TOL, hint="Wrap the model, `ddp = DistributedDataParallel(model)`, and "
                                                   "call `ddp(x)` (not `model(x)`): backward then averages the "
-                                                  "gradients over the ranks.")
+                                                  "gradients over the probes.")
 
 
 @graded(3, hidden=[{"world_size": 3}])
-def check_ddp_matches_single(train_ddp, *, seed=0, world_size=2):
+def check_ddp_matches_single(check, train_ddp, *, seed=0, world_size=2):
     """Every rank trains on ``DistributedSampler``'s samples for it, and after every step its parameters equal
     (float32 tolerance) those of one process taking an SGD step on all the ranks' samples of that step."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size):
-        entries, case = _entries(check, train_ddp, ranks.ddp_run, plan, "train_ddp")
+    for plan in _plans(check.generator(), world_size):
+        entries, case = _entries(check, train_ddp, probes.ddp_run, plan, "train_ddp")
         exercised(*(["two_epochs"] if plan["epochs"] == 2 else []))
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case,
@@ -220,13 +214,12 @@ ACCUMULATE_HINT = ("Divide every micro-batch's loss by `accumulation`, call `bac
 
 
 @graded(3, hidden=[{"world_size": 3}])
-def check_accumulate_matches_single(train_accumulate, *, seed=0, world_size=2):
+def check_accumulate_matches_single(check, train_accumulate, *, seed=0, world_size=2):
     """Every optimizer step takes ``accumulation`` micro-batches of ``DistributedSampler``'s samples on every rank,
     and the parameters after it equal one process's SGD step on all those samples together."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed, world_size, accumulation=3):
-        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate")
+    for plan in _plans(check.generator(), world_size, accumulation=3):
+        entries, case = _entries(check, train_accumulate, probes.accumulate_run, plan, "train_accumulate")
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
 
@@ -238,7 +231,7 @@ NO_SYNC_HINT = ("Run the backward of every micro-batch but the last inside `with
 
 @graded(2, source=[uses_method("train_accumulate", "no_sync")], evidence=("data", "traffic"), facts_only_cost=True,
         worker_facts="the all-reduces DDP made in each optimizer step (a communication hook in the student's process)")
-def check_accumulate_no_sync(train_accumulate, *, seed=0):
+def check_accumulate_no_sync(check, train_accumulate, *, seed=0):
     """``no_sync()`` is entered (read from the source), the parameters are right after every step, and the ranks
     averaged the gradients once per optimizer step, not once per micro-batch: what they sent on the sandbox's
     network, read by the grader from outside the student's process, is what one all-reduce a step needs
@@ -246,10 +239,9 @@ def check_accumulate_no_sync(train_accumulate, *, seed=0):
     the worker shares the grader's network (the fallback sandbox, one process) they are all there is, and a worker
     that forges them keeps the point there (docs/security.md)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed + 100, 2, accumulation=3, wide=True):
+    for plan in _plans(check.generator(), 2, accumulation=3, wide=True):
         reading = traffic.Reading(train_accumulate)
-        entries, case = _entries(check, train_accumulate, ranks.accumulate_run, plan, "train_accumulate", reading)
+        entries, case = _entries(check, train_accumulate, probes.accumulate_run, plan, "train_accumulate", reading)
         _expect_ids(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=ACCUMULATE_HINT)
         counts = [[step.get("allreduces") for step in e["steps"]] for e in entries]
@@ -271,14 +263,13 @@ AVERAGE_HINT = ("For every parameter with a gradient: `dist.all_reduce(p.grad)` 
 
 
 @graded(3, hidden=[{"world_size": 3}])
-def check_average_matches_single(average_gradients, *, seed=0, world_size=2):
+def check_average_matches_single(check, average_gradients, *, seed=0, world_size=2):
     """In the grader's data-parallel loop (each rank its share of the samples, no DDP), calling
     ``average_gradients(model)`` between backward and the step makes every rank's parameters, after every step,
     those of one process on all the samples; the first layer's bias is frozen (its ``.grad`` stays None)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed + 200, world_size, frozen=True):
-        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)")
+    for plan in _plans(check.generator(), world_size, frozen=True):
+        entries, case = _entries(check, average_gradients, probes.average_run, plan, "average_gradients(model)")
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)
 
@@ -289,7 +280,7 @@ PARAMS_TOO_HINT = ("All-reduce the gradients only, once each: the parameters are
 
 @graded(1, evidence=("data", "traffic"), facts_only_cost=True,
         worker_facts="the torch.distributed.all_reduce calls per step (a TorchFunctionMode in the student's process)")
-def check_average_calls(average_gradients, *, seed=0):
+def check_average_calls(check, average_gradients, *, seed=0):
     """The parameters are right after every step, with a frozen parameter and a trainable one that the forward does
     not use (both without a gradient), and only the gradients were averaged: what the ranks sent on the sandbox's
     network, read by the grader from outside the student's process, is what one all-reduce of the gradients a step
@@ -297,10 +288,9 @@ def check_average_calls(average_gradients, *, seed=0):
     parameter, a flattened buffer counting once) explain a failure and can only cost; where the worker shares the
     grader's network they are all there is (docs/security.md)."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _plans(seed + 300, 2, frozen=True, unused=True, wide=True):
+    for plan in _plans(check.generator(), 2, frozen=True, unused=True, wide=True):
         reading = traffic.Reading(average_gradients)
-        entries, case = _entries(check, average_gradients, ranks.average_run, plan, "average_gradients(model)",
+        entries, case = _entries(check, average_gradients, probes.average_run, plan, "average_gradients(model)",
                                  reading)
         _expect_steps(check, entries, plan, case)
         _expect_single(check, entries, plan, case, hint=AVERAGE_HINT)

@@ -1,5 +1,5 @@
 """The grader's own launcher: ``world_size`` gloo ranks forked from the process the student's function lives in
-(their worker under trusted grading), bounded, none outliving the call. ``ranks.py`` runs the probes in them.
+(their worker under trusted grading), bounded, none outliving the call. ``probes.py`` runs the probes in them.
 
 :func:`launch` forks the ranks, rank 0 hosts a ``TCPStore`` on 127.0.0.1 (a port found free: the sandbox's own
 network namespace has ``lo`` and nothing else, and no other process), every rank joins the gloo group, runs a body

@@ -2,7 +2,7 @@
 
 A model and a dataset cannot cross the pipe, and they must be built again in every rank process anyway: so a check
 describes a training problem as a plan (seeds, sizes, world size, learning rate), every rank builds the same model
-and dataset from it (``ranks.py``), and the grader builds its own copy for its single-process oracle. Everything is
+and dataset from it (``probes.py``), and the grader builds its own copy for its single-process oracle. Everything is
 drawn from the plan's seeds, so all copies hold the same values.
 
 Nothing here computes an exercise's answer: it builds models and datasets, and says which samples PyTorch's own

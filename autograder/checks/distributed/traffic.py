@@ -18,6 +18,7 @@ or answers made before it), which an instructor reviews. The plans make ``g`` at
 """
 
 from ...errors import CheckFailure, UnderReview
+from ...trusted.handle import unwrapped
 from ...trusted.loopback import sent_by_worker_of
 from . import problems
 
@@ -51,7 +52,7 @@ class Reading:
     worker shares the grader's network, or lives in this process)."""
 
     def __init__(self, fn):
-        self._fn = fn
+        self._fn = unwrapped(fn)      # the object a check's handle holds: its worker is the one read
         self.sent = None
 
     def __enter__(self):

@@ -20,9 +20,7 @@ from ...compare import expect_close
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
-from ...spec import current_check, graded
-from ...student import call_student
-from ...trusted.handle import handle
+from ...spec import graded
 from ...trusted.remote import Callback
 from . import problems, probes
 from ...source_rules import uses
@@ -92,15 +90,14 @@ def _saved_bytes_entry(check, saved_bytes, plan):
     __tracebackhide__ = True
     case = f"saved_bytes(model, x) with {problems.describe_model(plan)}"
     exercised_as(model_labels, plan)
-    entry = _outcome(check, handle(saved_bytes).beside(probes.saved_bytes_run, check, plan), case)
+    entry = _outcome(check, saved_bytes.beside(probes.saved_bytes_run, check, plan), case)
     if "returned" in entry:
         raise CheckFailure(check, f"saved_bytes should return a pair (output, bytes), got {entry['returned']}."
                                   f"\nCase: {case}", hint="End with `return out, total`.")
     return entry, case
 
 
-def _model_plans(seed, cases):
-    gen = torch.Generator().manual_seed(100 + seed)
+def _model_plans(gen, cases):
     first = [problems.model_plan(gen, dtype="float32", acts=("gate", "relu")),
              problems.model_plan(gen, dtype="float64", acts=("tanh",))]
     return (first + [problems.model_plan(gen, dtype=("float32", "float64")[i % 2]) for i in range(cases)])[:cases]
@@ -108,14 +105,13 @@ def _model_plans(seed, cases):
 
 @graded(3, hidden=[{"cases": 10}])
 @problems.single_threaded
-def check_saved_bytes_count(saved_bytes, *, seed=0, cases=5):
+def check_saved_bytes_count(check, saved_bytes, *, seed=0, cases=5):
     """The bytes ``saved_bytes(model, x)`` returns equal the grader's count of what autograd packs for backward
     while ``model(x)`` runs, on models of 2 to 4 Linear layers with relu, tanh, sigmoid, gelu or a gate that saves
     views, in float32 and float64, with and without an input that requires grad."""
     __tracebackhide__ = True
-    check = current_check()
     first, candidates = None, None
-    for plan in _model_plans(seed, cases):
+    for plan in _model_plans(check.generator(), cases):
         entry, case = _saved_bytes_entry(check, saved_bytes, plan)
         model, x, _ = problems.build_model(plan)
         expected = oracle("memory.saved_bytes", model, x, plan["x_grad"])
@@ -177,12 +173,11 @@ def _known_counts(count, expected):
 
 @graded(1, hidden=[{"cases": 4}])
 @problems.single_threaded
-def check_saved_bytes_backward(saved_bytes, *, seed=0, cases=2):
+def check_saved_bytes_backward(check, saved_bytes, *, seed=0, cases=2):
     """The output ``saved_bytes`` returns is ``model(x)``, and backward through it (which unpacks every tensor
     through the student's hooks) gives the plain run's gradients."""
     __tracebackhide__ = True
-    check = current_check()
-    for plan in _model_plans(seed + 50, cases):
+    for plan in _model_plans(check.generator(), cases):
         entry, case = _saved_bytes_entry(check, saved_bytes, plan)
         model, x, upstream = problems.build_model(plan)
         expected = oracle("memory.plain_run", model, x, plan["x_grad"], upstream, 0)
@@ -203,7 +198,7 @@ def _checkpoint_entry(check, checkpointed_forward, plan):
     __tracebackhide__ = True
     case = f"checkpointed_forward(blocks, x) with {problems.describe_blocks(plan)}"
     exercised_as(blocks_labels, plan)
-    entry = _outcome(check, handle(checkpointed_forward).beside(probes.checkpoint_run, check, plan), case)
+    entry = _outcome(check, checkpointed_forward.beside(probes.checkpoint_run, check, plan), case)
     hint = ("With `use_reentrant=False` checkpoint gives the parameters their gradients even when x needs none "
             "(the reentrant variant returns a result with no grad_fn then), and it replays the dropout mask of the "
             "forward pass (keep `preserve_rng_state` True). " + CHECKPOINT_HINT)
@@ -224,12 +219,11 @@ def _checkpoint_entry(check, checkpointed_forward, plan):
 
 @graded(3, hidden=[{"cases": 5}])
 @problems.single_threaded
-def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
+def check_checkpoint_gradients(check, checkpointed_forward, *, seed=0, cases=3):
     """The output and the gradients of x and of every parameter equal those of the plain forward (the grader's own
     run of the same blocks, dropout with the same seed), with an input that requires grad and one that does not."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(200 + seed)
+    gen = check.generator()
     plans = [problems.blocks_plan(gen, dropout=True, x_grad=False), problems.blocks_plan(gen, dropout=False,
                                                                                          x_grad=True)]
     plans += [problems.blocks_plan(gen) for _ in range(cases - 2)]
@@ -243,15 +237,14 @@ def check_checkpoint_gradients(checkpointed_forward, *, seed=0, cases=3):
         worker_facts="the activation bytes kept for backward and each Linear layer's forward calls, measured in "
                      "the student's process")
 @problems.single_threaded
-def check_checkpoint_trades_memory(checkpointed_forward, *, seed=0):
+def check_checkpoint_trades_memory(check, checkpointed_forward, *, seed=0):
     """Every block is checkpointed with ``use_reentrant=False`` (read from the source) and recomputed in backward:
     blocks with a shift the grader hands out on every call (``problems.Shift``) give the gradients of the grader's
     own run in which each block's saved activations are recomputed with the second shift it was handed (data
     judged here). Then, as measured in the student's process (only costs): backward runs each Linear layer a second
     time and the activations kept for backward are at most ``KEPT_RATIO`` of the plain run's."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(300 + seed)
+    gen = check.generator()
     plan = problems.blocks_plan(gen, dropout=False, x_grad=False)
     plan["blocks"], plan["acts"] = 4, (plan["acts"] * 4)[:4]
     try:
@@ -325,7 +318,7 @@ def _expect_recomputed(check, checkpointed_forward, plan):
         handed[index].append(torch.randn(plan["width"], generator=gen, dtype=torch.float64).to(torch.float32))
         return handed[index][-1].clone()
 
-    entry = _outcome(check, handle(checkpointed_forward).beside(probes.recompute_run, check, plan, Callback(shift)),
+    entry = _outcome(check, checkpointed_forward.beside(probes.recompute_run, check, plan, Callback(shift)),
                      case)
     if "returned" in entry:
         raise CheckFailure(check, f"checkpointed_forward should return the last block's output, a tensor of shape "
@@ -399,14 +392,13 @@ STEP_WORDS = {"matmul": "multiplies two [{n}, {n}] matrices", "topk": "takes the
 @graded(3, hidden=[{"kinds": ("conv", "topk", "matmul")}],
         source=[uses("most_expensive_op", "torch.profiler.profile", "torch.autograd.profiler.profile")])
 @problems.single_threaded
-def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
+def check_top_op(check, most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
     """``most_expensive_op(step)`` profiles the step (``torch.profiler.profile``, read from the source) and names the
     operator that the grader's own profile of the same step puts first by self CPU time, for steps that one
     operator dominates (a matrix product, a top-k, a convolution). A mismatch is asked twice more (a busy machine
     can slow any operator once): two more wrong answers fail."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(400 + seed)
+    gen = check.generator()
     for kind in kinds:
         plan = problems.step_plan(gen, kind)
         exercised(f"{kind}_step")
@@ -417,7 +409,7 @@ def check_top_op(most_expensive_op, *, seed=0, kinds=("matmul", "topk")):
                 f"{problems.STEP_ADDS} times and takes their max")
         answers, profiles = [], []
         while len(answers) < 3:
-            entry = _outcome(check, handle(most_expensive_op).beside(probes.top_op_answer, check, plan), case)
+            entry = _outcome(check, most_expensive_op.beside(probes.top_op_answer, check, plan), case)
             answers.append(entry.get("answer"))
             if not isinstance(answers[-1], str):
                 raise CheckFailure(check, f"most_expensive_op should return the operator's name, a str such as "
@@ -505,16 +497,15 @@ def _residual_inputs(gen, i):
 
 @graded(1, hidden=[{"cases": 12}])
 @problems.single_threaded
-def check_residual_values(residual_relu, *, seed=0, cases=6):
+def check_residual_values(check, residual_relu, *, seed=0, cases=6):
     """``residual_relu(x, w)`` equals ``relu(x @ w) + x`` (float64 reference) in x's dtype, and leaves x and w
     as they were."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(500 + seed)
+    gen = check.generator()
     for i in range(cases):
         x, w, upstream = _residual_inputs(gen, i)
         exercised_as(tensor_labels, x)
-        out = call_student(check, residual_relu, x, w, what="residual_relu")
+        out = residual_relu(x, w)
         expected = oracle("memory.residual_relu", x, w, upstream)
         expect_close(check, out, expected["out"], what="residual_relu(x, w)", inputs={"x": x, "w": w},
                      hint="Return relu(x @ w) + x.",
@@ -524,19 +515,18 @@ def check_residual_values(residual_relu, *, seed=0, cases=6):
 
 @graded(2, hidden=[{"cases": 12}])
 @problems.single_threaded
-def check_residual_backward(residual_relu, *, seed=0, cases=6):
+def check_residual_backward(check, residual_relu, *, seed=0, cases=6):
     """Backward through ``residual_relu(x, w)`` runs (no in-place change of a tensor saved for backward) and gives
     the float64 reference's gradients for x and w, on inputs that require grad."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(600 + seed)
+    gen = check.generator()
     for i in range(cases):
         x, w, upstream = _residual_inputs(gen, i)
         x_leaf, w_leaf = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
         exercised_as(tensor_labels, x)
         exercised("leaves_requiring_grad")
         inputs = {"x": x, "w": w}
-        out = call_student(check, residual_relu, x_leaf, w_leaf, what="residual_relu")
+        out = residual_relu(x_leaf, w_leaf)
         if not isinstance(out, torch.Tensor) or out.grad_fn is None or out.shape != upstream.shape:
             raise CheckFailure(check, "residual_relu(x, w) with x and w requiring grad should return a tensor of "
                                       f"x's shape connected to the graph, got {type(out).__name__}.",
@@ -558,20 +548,19 @@ def check_residual_backward(residual_relu, *, seed=0, cases=6):
         worker_facts="whether the result requires grad, the bytes autograd kept and the parameters' gradients after "
                      "the call, in the student's process")
 @problems.single_threaded
-def check_predict_no_graph(predict, *, seed=0, cases=3):
+def check_predict_no_graph(check, predict, *, seed=0, cases=3):
     """``predict(model, x)`` returns ``model(x)``'s values (data), and runs the model only inside ``torch.no_grad()``
     / ``torch.inference_mode()`` / ``set_grad_enabled(False)`` (read from the source: ``rules.RunsWithoutGrad``).
     In the student's process (only costs), the result needs no gradient, autograd kept nothing for backward during
     the call, and no parameter got a gradient."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(700 + seed)
+    gen = check.generator()
     hint = "Run the model inside `with torch.no_grad():` (or `torch.inference_mode()`) and return its output."
     for i in range(cases):
         plan = problems.model_plan(gen, dtype=("float32", "float64")[i % 2])
         case = f"predict(model, x) with {problems.describe_model(plan)}"
         exercised(plan["dtype"])
-        entry = _outcome(check, handle(predict).beside(probes.predict_run, check, plan), case)
+        entry = _outcome(check, predict.beside(probes.predict_run, check, plan), case)
         if "returned" in entry:
             raise CheckFailure(check, f"predict should return a tensor, got {entry['returned']}.\nCase: {case}",
                                hint=hint)

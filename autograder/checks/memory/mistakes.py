@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "99c1032a76ad97f1"
+DIGEST = "f9c6cc4eca71d544"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',

@@ -8,7 +8,6 @@ checkpoint and a device move rely on. ``fit`` is compared step for step with
 ``torch.nn.BatchNorm1d(affine=False)`` in float64 (``batchnorm_oracle``).
 """
 
-import functools
 import io
 
 import torch
@@ -19,10 +18,9 @@ from ...errors import CheckFailure
 from ...expected_outputs import oracle as grader_oracle
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_no_forbidden_ops
-from ...student import call_student, describe, raises_from_student
+from ...student import describe
 from ...source_rules import no_call
-from ...spec import current_check, graded
-from ...trusted.handle import handle
+from ...spec import graded
 from . import batchnorm_oracle as oracle
 from . import drawn_state
 from . import normalizer_state as state
@@ -42,7 +40,7 @@ def _devices():
 
 def _new_affine(check, Affine):
     __tracebackhide__ = True
-    module = call_student(check, Affine, what="Affine")
+    module = Affine()
     if not isinstance(module, torch.nn.Module):
         raise CheckFailure(check, f"Affine() is a {probes.type_name(module)}, not a torch.nn.Module.",
                            hint="Subclass torch.nn.Module and call super().__init__() first.")
@@ -71,16 +69,15 @@ def _set_values(check, module, a, b):
     __tracebackhide__ = True
     for name in ("a", "b"):
         _tensor_attribute(check, module, name)
-    handle(module).beside(probes.set_values, {"a": a, "b": b})    # in place, in the student's module
+    check.student(module).beside(probes.set_values, {"a": a, "b": b})    # in place, in the student's module
 
 
 @graded(2, hidden=[{}], evidence=("data", "drawn state"), worker_facts="the parameters' types (a probe)",
         facts_only_cost=True)
-def check_affine_parameters(Affine, *, seed=0):
+def check_affine_parameters(check, Affine, *, seed=0):
     """``Affine()`` is an ``nn.Module`` whose ``named_parameters()`` are exactly ``a`` and ``b``: Parameters of
     shape [1] in the default dtype that require grad (a plain tensor attribute, a buffer or a list loses)."""
     __tracebackhide__ = True
-    check = current_check()
     module = _new_affine(check, Affine)
     exercised("fresh_module")
     named = dict(module.named_parameters())
@@ -108,7 +105,7 @@ def check_affine_parameters(Affine, *, seed=0):
             raise CheckFailure(check, f"parameter {name} does not require grad, so no optimizer can train it.",
                                hint="Leave requires_grad at its default (True).")
     exercised("drawn_parameters")
-    drawn_state.expect_affine_follows_drawn_parameters(check, module, torch.Generator().manual_seed(1000 + seed),
+    drawn_state.expect_affine_follows_drawn_parameters(check, module, check.generator(),
                                                        hint=PARAMETER_HINT)
 
 
@@ -118,19 +115,18 @@ def _affine_input(gen, i):
 
 
 @graded(1, hidden=[{"cases": 16}])
-def check_affine_forward(Affine, *, seed=0, cases=8):
+def check_affine_forward(check, Affine, *, seed=0, cases=8):
     """With ``a`` and ``b`` set to random values, ``Affine()(x)`` equals ``a * x + b`` (float64 reference),
     with the shape and dtype of ``x``, for inputs of rank 1 to 3."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1100 + seed)
+    gen = check.generator()
     module = _new_affine(check, Affine)
     for i in range(cases):
         a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
         _set_values(check, module, a, b)
         x = _affine_input(gen, i)
         exercised_as(affine_input_labels, x)
-        out = call_student(check, module, x, what="Affine()")
+        out = check.student(module, "Affine()")(x)
         inputs = {"x": x, "a": a, "b": b}
         expect_meta(check, out, what="Affine's output", shape=x.shape, dtype=x.dtype, inputs=inputs)
         expect_close(check, out, a * x.double() + b, what="Affine's output", inputs=inputs,
@@ -140,19 +136,18 @@ def check_affine_forward(Affine, *, seed=0, cases=8):
 
 
 @graded(1, hidden=[{"cases": 8}])
-def check_affine_gradients(Affine, *, seed=0, cases=4):
+def check_affine_gradients(check, Affine, *, seed=0, cases=4):
     """Backward through ``Affine()(x)`` reaches both ``a`` and ``b`` with the right values:
     d(sum(g * out))/da = sum(g * x) and d/db = sum(g)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1200 + seed)
+    gen = check.generator()
     module = _new_affine(check, Affine)
     for i in range(cases):
         a, b = (float(v) for v in torch.randn(2, generator=gen))
         _set_values(check, module, a, b)
-        handle(module).beside(probes.clear_grads, ("a", "b"))
+        check.student(module).beside(probes.clear_grads, ("a", "b"))
         x = _affine_input(gen, i)
-        out = call_student(check, module, x, what="Affine()")
+        out = check.student(module, "Affine()")(x)
         upstream = torch.randn(out.shape, generator=gen)
         exercised_as(affine_input_labels, x)
         exercised("random_upstream")
@@ -163,7 +158,7 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
                                hint="Compute forward with tensor operations on self.a and self.b; no .item(), "
                                     ".data or .detach().") from None
         expected = {"a": (upstream.double() * x.double()).sum().reshape(1), "b": upstream.double().sum().reshape(1)}
-        accumulated = handle(module).beside(probes.grads, ("a", "b"))     # .grad as the student's module holds it
+        accumulated = check.student(module).beside(probes.grads, ("a", "b"))     # .grad as the student's module holds it
         for name in ("a", "b"):
             grad = accumulated[name]
             if grad is None:
@@ -176,12 +171,11 @@ def check_affine_gradients(Affine, *, seed=0, cases=4):
 
 
 @graded(2, hidden=[{}])
-def check_affine_round_trips(Affine, *, seed=0):
+def check_affine_round_trips(check, Affine, *, seed=0):
     """``state_dict()`` holds exactly ``a`` and ``b``; saving it and loading it into a fresh ``Affine()`` gives
     the same outputs; ``.to(torch.float64)`` turns both into float64 and the output into float64."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1300 + seed)
+    gen = check.generator()
     module = _new_affine(check, Affine)
     a, b = (float(v) for v in torch.randn(2, generator=gen) * 4)
     _set_values(check, module, a, b)
@@ -200,17 +194,17 @@ def check_affine_round_trips(Affine, *, seed=0):
         raise CheckFailure(check, f"loading a saved Affine().state_dict() into a fresh Affine() failed: {error}",
                            hint=PARAMETER_HINT) from None
     x = torch.randn(11, generator=gen)
-    expect_close(check, call_student(check, fresh, x, what="a reloaded Affine()"), a * x.double() + b,
+    expect_close(check, check.student(fresh, "a reloaded Affine()")(x), a * x.double() + b,
                  what="the output of an Affine() loaded from a saved state_dict", inputs={"x": x, "a": a, "b": b})
     exercised("to_float64")
-    moved = call_student(check, module.to, torch.float64, what="Affine().to")
+    moved = check.student(module.to, "Affine().to")(torch.float64)
     for name in ("a", "b"):
         value = _tensor_attribute(check, moved, name)
         if value.dtype != torch.float64:
             raise CheckFailure(check, f"after Affine().to(torch.float64), {name} is still {value.dtype}.",
                                hint=PARAMETER_HINT)
     x64 = torch.randn(7, generator=gen, dtype=torch.float64)
-    out = call_student(check, moved, x64, what="Affine().to(torch.float64)")
+    out = check.student(moved, "Affine().to(torch.float64)")(x64)
     expect_meta(check, out, what="the float64 module's output", shape=x64.shape, dtype=torch.float64)
     expect_close(check, out, a * x64 + b, what="the float64 module's output", inputs={"x": x64, "a": a, "b": b})
 
@@ -231,8 +225,8 @@ def _mlp_cases(gen, extra):
 def _build(check, make_mlp, sizes, activation):
     __tracebackhide__ = True
     if activation is None:
-        return call_student(check, make_mlp, sizes, what="make_mlp")
-    return call_student(check, make_mlp, sizes, activation=activation, what="make_mlp")
+        return make_mlp(sizes)
+    return make_mlp(sizes, activation=activation)
 
 
 def _call_text(sizes, activation):
@@ -278,14 +272,13 @@ def _expected_layers(sizes, activation):
 @graded(2, hidden=[{"extra": 12}], evidence=("data", "drawn state"),
          worker_facts="the layers' types and identities, distinct parameter values (structure probes)",
          facts_only_cost=True)
-def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
+def check_make_mlp_structure(check, make_mlp, *, seed=0, extra=4):
     """An ``nn.Sequential`` of ``Linear`` layers (with bias) between consecutive sizes, an instance of
     ``activation`` (ReLU by default) between two of them and none after the last; every Linear its own module,
     and exactly sum(n_in * n_out + n_out) distinct parameter values (a layer or a weight shared between layers of
     equal size loses)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1400 + seed)
+    gen = check.generator()
     for sizes, activation in _mlp_cases(gen, extra):
         exercised_as(mlp_labels, sizes, activation)
         model = _build(check, make_mlp, sizes, activation)
@@ -305,7 +298,7 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
         _expect_distinct_layers(check, model, layers, call, got)
-        count, shared = handle(model).beside(probes.distinct_parameters)
+        count, shared = check.student(model).beside(probes.distinct_parameters)
         expected_count = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes[:-1], sizes[1:]))
         if count != expected_count:
             note = (f" Some of them are one tensor under several names ({'; '.join(shared)}): those layers' weights "
@@ -320,7 +313,7 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
 def _expect_distinct_layers(check, model, layers, call, shown):
     """Every Linear of ``model`` is its own module object: a layer reused for equal sizes ties their weights."""
     __tracebackhide__ = True
-    firsts = handle(model).beside(probes.same_module_positions)     # identity is seen where the model lives
+    firsts = check.student(model).beside(probes.same_module_positions)     # identity is seen where the model lives
     for position, layer in enumerate(layers):
         first = firsts[position]
         if isinstance(layer, torch.nn.Linear) and first != position:
@@ -348,13 +341,12 @@ def _reference_forward(model, sizes, activation, x):
 
 
 @graded(2, hidden=[{"extra": 12}])
-def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
+def check_make_mlp_forward(check, make_mlp, *, seed=0, extra=4):
     """The model maps ``[..., sizes[0]]`` to ``[..., sizes[-1]]`` in float32, equal to a float64 pass through
     its Linear layers with the activation between them (and not after the last); backward from the output
     reaches every parameter."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1500 + seed)
+    gen = check.generator()
     for sizes, activation in _mlp_cases(gen, extra):
         exercised_as(mlp_labels, sizes, activation)
         model = _build(check, make_mlp, sizes, activation)
@@ -364,7 +356,7 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
         for batch in ([5], [2, 3]):
             x = torch.randn(batch + [sizes[0]], generator=gen)
             exercised(f"batch_rank_{len(batch)}")
-            out = call_student(check, model, x, what=call)
+            out = check.student(model, call)(x)
             expect_meta(check, out, what=f"the output of {call}", shape=batch + [sizes[-1]], dtype=torch.float32,
                         inputs={"x": x})
             expected, linears = _reference_forward(model, sizes, activation, x)
@@ -375,22 +367,21 @@ def check_make_mlp_forward(make_mlp, *, seed=0, extra=4):
                               "output is returned as it is.")
         model.zero_grad(set_to_none=True)
         out.sum().backward()
-        missing = handle(model).beside(probes.missing_grads)     # the gradients accumulate where the model lives
+        missing = check.student(model).beside(probes.missing_grads)     # the gradients accumulate where the model lives
         if missing:
             raise CheckFailure(check, f"after backward through {call}, these parameters got no gradient: "
                                       f"{', '.join(missing)}.", hint="Every layer must take part in forward.")
 
 
 @graded(1, hidden=[{}])
-def check_make_mlp_rejects_short_sizes(make_mlp, *, seed=0):
+def check_make_mlp_rejects_short_sizes(check, make_mlp, *, seed=0):
     """Fewer than two sizes (``[]``, ``[n]``, ``(n,)``) raise ``ValueError``; two sizes build a model."""
     __tracebackhide__ = True
-    check = current_check()
     n = 1 + (seed * 7 + 4) % 16
     for sizes in ([], [n], (n,)):
         exercised(("no_size", "one_size")[len(sizes)], "tuple_sizes" if isinstance(sizes, tuple) else "list_sizes")
-        raises_from_student(check, make_mlp, sizes, expected=ValueError, what="make_mlp")
-    model = call_student(check, make_mlp, [n, 2], what="make_mlp")
+        make_mlp.raises(sizes, expected=ValueError)
+    model = make_mlp([n, 2])
     if not isinstance(model, torch.nn.Module):
         raise CheckFailure(check, f"make_mlp([{n}, 2]) returned {describe(model)}; expected a torch.nn.Module.")
 
@@ -420,18 +411,17 @@ def _fit_models(gen):
 def _model_for(fit, model, kind):
     """The model to hand ``fit``: a twin of ``model`` (its architecture and parameters) built where ``fit`` lives, so
     that ``fit`` trains it in place there (the check reads the trained parameters back, as copies from a worker)."""
-    return handle(fit).beside(probes.fit_model, kind, {n: t.detach().clone() for n, t in model.state_dict().items()})
+    return fit.beside(probes.fit_model, kind, {n: t.detach().clone() for n, t in model.state_dict().items()})
 
 
 @graded(2, hidden=[{"cases": 8}])
-def check_fit_matches_sgd(fit, *, seed=0, cases=4):
+def check_fit_matches_sgd(check, fit, *, seed=0, cases=4):
     """``fit(model, x, y, steps=..., lr=...)`` trains ``model`` itself exactly like ``steps`` steps of
     ``torch.optim.SGD(lr)`` on the mean squared error (float64, a line and a small MLP, steps and lr the student
     has not seen), and returns the final loss as a Python float: the loss of the last step, as the lesson says
     ("`loss.item()` of the last step"), computed before that step's update."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1600 + seed)
+    gen = check.generator()
     for i in range(cases):
         model, n_in, n_out = _fit_models(gen)[i % 2]
         kind = ("line", "mlp")[i % 2]
@@ -445,7 +435,7 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         given = model
         model = _model_for(fit, given, kind)
         call = f"fit(model, x, y, steps={steps}, lr={lr:.4g}) on {model}".replace("\n", " ")
-        result = call_student(check, fit, model, x, y, steps=steps, lr=lr, what="fit")
+        result = fit(model, x, y, steps=steps, lr=lr)
         trained = dict(model.named_parameters())
         at_half_lr = _trained_again(fit, given, kind, x, y, steps, lr / 2, initial, trained)
         for name, expected in expected_model.named_parameters():
@@ -498,7 +488,7 @@ def _trained_again(fit, given, kind, x, y, steps, lr, initial, trained):
         if "trained" not in runs:
             model = _model_for(fit, given, kind)
             try:
-                call_student(current_check(), fit, model, x, y, steps=steps, lr=lr, what="fit")
+                fit(model, x, y, steps=steps, lr=lr)
                 runs["trained"] = {name: p.detach().clone() for name, p in model.named_parameters()}
             except CheckFailure:
                 runs["trained"] = {}
@@ -521,13 +511,12 @@ def _known_lr_ignored(name, at_half_lr):
 
 
 @graded(2, hidden=[{"cases": 3}])
-def check_fit_recovers_line(fit, *, seed=0, cases=2):
+def check_fit_recovers_line(check, fit, *, seed=0, cases=2):
     """On 100 noisy samples y = 5x + 3 + N(0, 0.3^2) with x in [-2, 2], ``fit`` on an ``nn.Linear(1, 1)``
     (300 steps, lr 0.1) reaches the least-squares line (within 0.01), which is within 0.25 of slope 5 and
     intercept 3 (the least-squares estimates have standard deviations of about 0.03)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1700 + seed)
+    gen = check.generator()
     for _ in range(cases):
         x = torch.rand(100, 1, generator=gen) * 4 - 2
         y = 5 * x + 3 + 0.3 * torch.randn(100, 1, generator=gen)
@@ -539,7 +528,7 @@ def check_fit_recovers_line(fit, *, seed=0, cases=2):
         design = torch.cat([x.double(), torch.ones_like(x.double())], dim=1)
         least_squares = torch.linalg.lstsq(design, y.double()).solution.reshape(-1)
         exercised("noisy_line", "float32")
-        call_student(check, fit, model, x, y, steps=300, lr=0.1, what="fit")
+        fit(model, x, y, steps=300, lr=0.1)
         got = torch.cat([model.weight.detach().reshape(-1), model.bias.detach().reshape(-1)])
         inputs = {"x": x, "y": y}
         expect_close(check, got, least_squares, what="[slope, intercept] after fit(model, x, y, steps=300, lr=0.1)",
@@ -594,15 +583,14 @@ def _told(check, failure, what, mistake, hint):
 
 @graded(2, hidden=[{}], evidence=("data", "drawn state"),
         worker_facts="which tensors are buffers and which parameters (a probe)", facts_only_cost=True)
-def check_normalizer_buffers(Normalizer, *, seed=0):
+def check_normalizer_buffers(check, Normalizer, *, seed=0):
     """``Normalizer(num_features, momentum, eps)`` has buffers ``running_mean`` (zeros) and ``running_var``
     (ones) of shape [num_features] in the default dtype: registered (``named_buffers``), not parameters, not
     requiring grad, persistent (in ``state_dict``, and a saved state loads into a fresh module), converted by
     ``.to(torch.float64)`` and ``.double()`` (and ``.to("cuda")`` where there is a GPU), and still buffers after a
     train step."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1800 + seed)
+    gen = check.generator()
     for i in range(3):
         config = oracle.draw_config(gen, defaults=i == 0)
         exercised("default_config" if i == 0 else "drawn_config")
@@ -638,14 +626,13 @@ def check_normalizer_buffers(Normalizer, *, seed=0):
 
 
 @graded(3, hidden=[{"cases": 12}])
-def check_normalizer_train(Normalizer, *, seed=0, cases=6):
+def check_normalizer_train(check, Normalizer, *, seed=0, cases=6):
     """In ``train()`` mode, over 2 to 5 steps, the output is ``(x - mean) / sqrt(var + eps)`` with the batch's mean
     and biased variance, and ``running_mean`` / ``running_var`` follow ``(1 - momentum) * running + momentum *
     batch_stat`` (unbiased variance), exactly as ``BatchNorm1d(affine=False)`` in float64 (random N >= 2,
     num_features, momentum, eps, the defaults once, constant features); a float32 module keeps float32."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1900 + seed)
+    gen = check.generator()
     for i in range(cases):
         config = oracle.draw_config(gen, defaults=i == 0)
         dtype = torch.float32 if i == cases - 1 else torch.float64
@@ -664,7 +651,7 @@ def check_normalizer_train(Normalizer, *, seed=0, cases=6):
             exercised(*(["batch_of_2"] if n == 2 else []), *(["several_steps"] if step > 1 else []))
             previous = {name: getattr(reference, name).clone() for name in oracle.BUFFERS}
             expected = oracle.run(reference, x)
-            out = call_student(check, module, x, what=f"{config.call} in train mode")
+            out = check.student(module, f"{config.call} in train mode")(x)
             _expect_output(check, out, expected, x, f"the train-mode output of {config.call} at step {step}",
                            oracle.train_output_mistakes(x.double(), config.eps),
                            hint="In train() mode normalise with the batch's own statistics over dim 0: "
@@ -675,20 +662,19 @@ def check_normalizer_train(Normalizer, *, seed=0, cases=6):
 
 
 @graded(2, hidden=[{"cases": 8}])
-def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
+def check_normalizer_eval(check, Normalizer, *, seed=0, cases=4):
     """After train steps, in ``eval()`` mode the output is ``(x - running_mean) / sqrt(running_var + eps)`` with the
     statistics the module holds (set to random values; BatchNorm1d in float64 as the oracle), for N from 1 up;
     eval calls change no buffer, and work under ``torch.no_grad()``."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(2000 + seed)
+    gen = check.generator()
     for _ in range(cases):
         config = oracle.draw_config(gen)
         module = state.convert(check, state.new_normalizer(check, Normalizer, config), config, method="double")
         state.set_mode(check, module, True, config)
         for _ in range(2):
-            call_student(check, module, oracle.draw_batch(gen, oracle.batch_size(gen), config.features),
-                         what=f"{config.call} in train mode")
+            check.student(module, f"{config.call} in train mode")(
+                oracle.draw_batch(gen, oracle.batch_size(gen), config.features))
         reference = config.batchnorm()
         held = {}
         running = oracle.draw_running(gen, config.features)
@@ -708,31 +694,24 @@ def check_normalizer_eval(Normalizer, *, seed=0, cases=4):
             mistakes = oracle.eval_output_mistakes(x, held["running_mean"], held["running_var"], config.eps)
             hint = ("In eval() mode normalise with the module's own statistics, (x - self.running_mean) / "
                     "torch.sqrt(self.running_var + eps), and update nothing.")
-            out = call_student(check, module, x, what=f"{config.call} in eval mode")
+            out = check.student(module, f"{config.call} in eval mode")(x)
             expected = oracle.run(reference, x)
             _expect_output(check, out, expected, x, what, mistakes, hint)
             state.expect_unchanged(check, module, config, held, x)
             exercised("under_no_grad")
             with torch.no_grad():
-                again = call_student(check, _without_grad(module), x,
-                                     what=f"{config.call} in eval mode under torch.no_grad()")
+                under_no_grad = check.student(module, f"{config.call} in eval mode under torch.no_grad()")
+                again = under_no_grad.via(probes.call_without_grad, x, shown=(x,))
             _expect_output(check, again, expected, x, what + " under torch.no_grad()", mistakes, hint)
             state.expect_unchanged(check, module, config, held, x)
 
 
-def _without_grad(module):
-    """``module``, to be called inside ``torch.no_grad()``: where it lives in a worker, a call that enters
-    ``no_grad`` there too."""
-    return functools.partial(handle(module).beside, probes.call_without_grad)
-
-
 @graded(2, hidden=[{"cases": 6}])
-def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
+def check_normalizer_gradients(check, Normalizer, *, seed=0, cases=3):
     """In ``train()`` mode the gradient with respect to ``x`` equals BatchNorm1d's (float64, through the batch
     mean and variance) and passes ``gradcheck``; the running statistics carry no autograd history afterwards."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(2100 + seed)
+    gen = check.generator()
     for i in range(cases):
         config = oracle.draw_config(gen, max_features=4)
         module = state.convert(check, state.new_normalizer(check, Normalizer, config), config, method="double")
@@ -757,7 +736,7 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
                                       f"{failure.detail}", hint=failure.hint) from None
         for name in oracle.BUFFERS:
             value = state.statistic(check, module, name, config)
-            requires_grad, grad_fn = handle(module).beside(probes.history, name)    # autograd history stays in its process
+            requires_grad, grad_fn = check.student(module).beside(probes.history, name)    # autograd history stays in its process
             if requires_grad or grad_fn is not None:
                 raise CheckFailure(check, f"after train-mode calls on an x that requires grad, {config.call}.{name} "
                                           f"carries autograd history ({describe(value)}, grad_fn="
@@ -769,12 +748,11 @@ def check_normalizer_gradients(Normalizer, *, seed=0, cases=3):
 @graded(1, hidden=[{}], source=[no_call("Normalizer", "batch_norm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
                                                 "LazyBatchNorm1d", "SyncBatchNorm", "native_batch_norm")],
         worker_facts="the ATen ops recorded; the submodules' types", facts_only_cost=True)
-def check_normalizer_no_builtin(Normalizer, *, seed=0):
+def check_normalizer_no_builtin(check, Normalizer, *, seed=0):
     """Built from elementary operations: no ``F.batch_norm``, ``torch.batch_norm`` or any batch-norm kernel
     (the op recorder sees every spelling), in train and in eval mode, and no ``BatchNorm`` submodule."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(2200 + seed)
+    gen = check.generator()
     config = oracle.draw_config(gen)
     module = state.new_normalizer(check, Normalizer, config)
     builtin = [f"{name or '(the module itself)'}: {probes.type_name(m)}" for name, m in module.named_modules()

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "403ff10e432bcaaf"
+DIGEST = "60ed4e8ede22483b"
 
 MISTAKES = ({'id': 'Affine with plain tensors',
   'says': 'Affine keeps its weights as plain tensors, not `nn.Parameter`s, so the module does not register them.',
@@ -155,8 +155,7 @@ MISTAKES = ({'id': 'Affine with plain tensors',
   'says': 'fit ignores the learning rate it is given.',
   'signature': {'fit_matches_sgd': 'failed: parameter weight after fit on Linear is what fit also gives at',
                 'fit_recovers_line': 'wrong value'},
-  'visible': {'fit_matches_sgd': 'failed: parameter weight after fit on Linear is what fit also gives at',
-              'fit_recovers_line': 'wrong value'}},
+  'visible': {'fit_matches_sgd': 'failed: parameter weight after fit on Linear is what fit also gives at'}},
  {'id': 'Normalizer with running statistics as plain tensor attributes',
   'says': 'Normalizer does not register its running statistics as buffers saved in the state_dict.',
   'signature': {'normalizer_buffers': 'failed: Normalizer .running_mean is a plain tensor attribute not a '

@@ -8,17 +8,16 @@ with nothing in range.
 
 import torch
 
-from ...probe_registry import probe
 from ...compare import context, expect_close, expect_meta
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
-from ...student import call_student
 from ...timing import expect_speedup
 from ...oprecorder import expect_constant_work
 from ...source_rules import no_loop
-from ...spec import current_check, graded
+from ...spec import graded
 from .contract import masked_mean_labels
+from .probes import slicing_loop_sum
 
 SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
 FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -56,11 +55,11 @@ def _sum_atol(x):
     return max(1e-12, 4 * torch.finfo(x.dtype).eps * scale)
 
 
-def _with_special_values(x, seed, i):
+def _with_special_values(x, gen):
     """``x`` with NaN, inf and -inf at positions drawn apart from the case's own stream (the other cases keep their
     inputs): "the sum of x" of a column holding NaN is NaN, and a column with inf and -inf is NaN too. A sum that
     skips NaN (``nansum``, ``nan_to_num``) is another function."""
-    pick = torch.rand(x.shape, generator=torch.Generator().manual_seed(24_000 + 1000 * seed + i))
+    pick = torch.rand(x.shape, generator=gen)
     x = x.clone()
     x[pick < 0.15] = float("nan")
     x[(pick >= 0.15) & (pick < 0.25)] = float("inf")
@@ -93,7 +92,7 @@ def _expect_row_sum(check, row_sum, x):
     __tracebackhide__ = True
     inputs = {"x": x}
     exercised_as(tensor_labels, x)
-    out = call_student(check, row_sum, x, what="row_sum")
+    out = row_sum(x)
     reference = torch.sum(x, dim=0)
     expect_meta(check, out, what="row_sum's result", shape=reference.shape, dtype=reference.dtype,
                 device=x.device.type, inputs=inputs, known_shapes=_other_reductions(x))
@@ -110,20 +109,19 @@ def _expect_row_sum(check, row_sum, x):
 # ----------------------------------------------------------------------- row_sum
 
 @graded(2, hidden=[{"cases": 56}])
-def check_row_sum(row_sum, *, seed=0, cases=28):
+def check_row_sum(check, row_sum, *, seed=0, cases=28):
     """The sum over dimension 0 for tensors of rank 1 to 4 (0, 1 or many rows), every float, integer and
     boolean dtype, non-contiguous views, CPU and CUDA: ``torch.sum(x, dim=0)``'s shape, dtype and device,
     values equal to a float64 (or exact integer) sum; floats holding NaN, inf and -inf in every fourth case
     (a column with NaN sums to NaN)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(20_000 + seed)
+    gen = check.generator()
     for i in range(cases):
         shape = _shape(gen, i)
         dtype = SUM_DTYPES[i % len(SUM_DTYPES)]
         x = _values(gen, shape, dtype)
         if i % 4 == 1 and dtype.is_floating_point and x.numel():
-            x = _with_special_values(x, seed, i)
+            x = _with_special_values(x, check.generator(f"special values {i}"))
         if i % 3 == 2 and x.dim() >= 2:      # the same shape as a non-contiguous view
             x = x.movedim(0, -1).contiguous().movedim(-1, 0)
         _expect_row_sum(check, row_sum, x.to(_devices()[i % len(_devices())]))
@@ -134,39 +132,28 @@ def _count_args(rows):
 
 
 @graded(1, source=[no_loop("row_sum")], worker_facts="op counts at 4 and 64 rows", facts_only_cost=True)
-def check_row_sum_vectorized(row_sum, *, seed=0):
+def check_row_sum_vectorized(check, row_sum, *, seed=0):
     """One vectorized reduction, measured without a clock: as many torch calls and ATen kernels for 4 rows
     as for 64 (a loop over the rows makes one more per row)."""
     __tracebackhide__ = True
-    check = current_check()
     _expect_row_sum(check, row_sum, _count_args(5 + seed)[0])
     exercised("rows_4_and_64")
     expect_constant_work(check, row_sum, _count_args, COUNT_ROWS, what="row_sum",
                          hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
 
 
-@probe
-def slicing_loop_sum(x):
-    """The baseline: one slice and one addition per row."""
-    total = torch.zeros_like(x[0])
-    for i in range(x.shape[0]):
-        total += x[i]
-    return total
-
-
-def speed_args(device, seed=0):
-    """The timed input: ``(x,)`` with ``x`` a ``[500, 10]`` float32 tensor on ``device``."""
-    return (torch.randn(*SPEED_SHAPE, generator=torch.Generator().manual_seed(21_000 + seed)).to(device),)
+def speed_args(device, gen=None):
+    """The timed input: ``(x,)`` with ``x`` a ``[500, 10]`` float32 tensor on ``device``, drawn from ``gen``."""
+    return (torch.randn(*SPEED_SHAPE, generator=gen or torch.Generator().manual_seed(0)).to(device),)
 
 
 @graded(2, hidden=[{}], evidence=("data", "clock"))
-def check_row_sum_speed(row_sum, *, seed=0):
+def check_row_sum_speed(check, row_sum, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["row_sum"]`` times
     faster than the slicing loop on a ``[500, 10]`` float32 tensor, timed interleaved in one process."""
     __tracebackhide__ = True
-    check = current_check()
     device = _devices()[-1]
-    (x,) = speed_args(device, seed)
+    (x,) = speed_args(device, check.generator())
     _expect_row_sum(check, row_sum, x)
     exercised("timed_500x10")
     return expect_speedup(check, "row_sum", row_sum, slicing_loop_sum, (x,), what="row_sum",
@@ -211,10 +198,11 @@ def _masked_case(gen, i, special):
 
 
 def _rows_first(cases):
-    """``cases`` (drawn in their order) graded with the inputs of no rows last: on ``N = 0`` dividing by ``N`` and
-    dividing by a count of 0 both give NaN, while on rows they fail apart (a wrong mean, NaN where nothing is in
-    range); the first failure then says which mistake it is."""
-    return sorted(cases, key=lambda case: case[0].shape[0] == 0)
+    """``cases`` (drawn in their order) graded with the inputs of no rows last, and those of one value just before:
+    on ``N = 0`` dividing by ``N`` and dividing by a count of 0 both give NaN, and on a single NaN counting it and
+    multiplying by the mask do, while on more values they fail apart (a wrong mean, NaN where nothing is in range);
+    the first failure then says which mistake it is."""
+    return sorted(cases, key=lambda case: (case[0].shape[0] == 0, case[0].numel() < 2))
 
 
 def _infinite_bounds(i, low, high):
@@ -245,7 +233,7 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
     __tracebackhide__ = True
     inputs = {"x": x, "low": low, "high": high}
     exercised_as(masked_mean_labels, x, low, high)
-    out = call_student(check, masked_mean, x, low, high, what="masked_mean")
+    out = masked_mean(x, low, high)
     expected = oracle("operators.masked_mean", x, low, high)
     mistaken = oracle("operators.masked_mean_mistakes", x, low, high)
     expect_meta(check, out, what="masked_mean's result", shape=expected.shape, dtype=x.dtype,
@@ -277,24 +265,22 @@ def _expect_masked_mean(check, masked_mean, x, low, high):
 
 
 @graded(2, hidden=[{"cases": 48}])
-def check_masked_mean(masked_mean, *, seed=0, cases=24):
+def check_masked_mean(check, masked_mean, *, seed=0, cases=24):
     """The mean over dimension 0 of the entries with ``low <= x <= high`` (bounds included; many values sit
     exactly on them), for Python-number bounds and per-column tensor bounds, every float dtype, CPU and CUDA;
     the shape of ``x[0]``, the dtype and device of ``x``."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(22_000 + seed)
+    gen = check.generator()
     for case in _rows_first([_masked_case(gen, i, special=False) for i in range(cases)]):
         _expect_masked_mean(check, masked_mean, *case)
 
 
 @graded(2, hidden=[{"cases": 32}])
-def check_masked_mean_special_values(masked_mean, *, seed=0, cases=16):
+def check_masked_mean_special_values(check, masked_mean, *, seed=0, cases=16):
     """NaN is in no range, +-inf lie outside finite bounds (and inside infinite ones: ``high = inf`` or
     ``low = -inf``, Python numbers and per-column tensors), and a column with nothing in range (or no rows at all)
     gives 0: the result is finite wherever the reference is, and inf or NaN where it is."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(23_000 + seed)
+    gen = check.generator()
     for case in _rows_first([_masked_case(gen, i, special=True) for i in range(cases)]):
         _expect_masked_mean(check, masked_mean, *case)

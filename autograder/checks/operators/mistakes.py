@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "3045d0eede44e6f5"
+DIGEST = "64eec0e8ecb54e78"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -72,15 +72,15 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
  {'id': 'masked_mean clipping infinite bounds',
   'says': 'masked_mean clips an infinite bound to the largest finite value, so x = inf falls outside `high = inf` '
           '(and -inf outside `low = -inf`).',
-  'signature': {'masked_mean_special_values': "failed: masked_mean's result is the mean without the values that "
-                                              'sit exactly on'},
-  'visible': {'masked_mean_special_values': "failed: masked_mean's result is the mean without the values that sit "
-                                            'exactly on'}},
+  'signature': {'masked_mean_special_values': 'wrong value'},
+  'visible': {'masked_mean_special_values': 'wrong value'}},
  {'id': 'masked_mean multiplying by the mask',
   'says': 'masked_mean multiplies by the mask, so a NaN or an infinity outside the range still reaches the sum (0 '
           '* inf is NaN).',
-  'signature': {'masked_mean_special_values': 'not finite: NaN'},
-  'visible': {'masked_mean_special_values': 'not finite: NaN'}},
+  'signature': {'masked_mean_special_values': "failed: masked_mean's result is NaN where x times the #/# mask "
+                                              'keeps a'},
+  'visible': {'masked_mean_special_values': "failed: masked_mean's result is NaN where x times the #/# mask keeps "
+                                            'a'}},
  {'id': 'masked_mean counting NaN',
   'says': 'masked_mean counts NaN as inside the range ("not below and not above" is true for NaN).',
   'signature': {'masked_mean_special_values': "failed: masked_mean's result is NaN where a NaN of x was counted "

@@ -15,11 +15,9 @@ from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
-from ...student import call_student
 from ...source_rules import autograd_function, no_call
-from ...trusted.handle import handle
-from ...spec import current_check, graded
-from . import softplus_cases as sp
+from ...spec import graded
+from . import probes, softplus_cases as sp
 from .contract import logits_labels
 from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME, FLOAT_DTYPES, ce_atol, devices,
                             expected_ce_shape, random_case, random_labels, random_logits, ref_cross_entropy,
@@ -35,14 +33,13 @@ SHIFT_HINT = "Subtract the maximum along `dim` (with keepdim=True) before `exp`:
 # ---------------------------------------------------------------- stable_softmax
 
 @graded(3, hidden=[{"cases": 80}])
-def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
+def check_softmax_forward(check, stable_softmax, *, seed=0, cases=40):
     """Same shape, dtype and device as the input; equal to a float64 softmax; rows sum to 1.
 
     Random shapes of rank 1 to 4, every ``dim``, every float dtype, moderate logits.
     """
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(1000 + seed)
+    gen = check.generator()
     for i in range(cases):
         shape, dim, scale = random_case(gen)
         dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
@@ -50,7 +47,7 @@ def check_softmax_forward(stable_softmax, *, seed=0, cases=40):
         x = random_logits(gen, shape, scale, dtype, device)
         inputs = {"logits": x, "dim": dim}
         exercised_as(logits_labels, x, dim)
-        out = call_student(check, stable_softmax, x, dim=dim, what="stable_softmax")
+        out = stable_softmax(x, dim=dim)
         expect_meta(check, out, what="stable_softmax's result", shape=x.shape, dtype=dtype, device=device,
                     inputs=inputs)
         try:
@@ -82,12 +79,11 @@ def _expect_normalised_along(check, out, dim, inputs):
 
 
 @graded(3, hidden=[{"cases": 16}])
-def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
+def check_softmax_extremes(check, stable_softmax, *, seed=0, cases=8):
     """Finite, correct results for logits near each dtype's largest value, and for one batch whose
     rows differ in scale by 1e4 (where a max over the whole tensor instead of per row fails)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(2000 + seed)
+    gen = check.generator()
     for i in range(cases):
         dtype = FLOAT_DTYPES[i % len(FLOAT_DTYPES)]
         n = int(torch.randint(2, 9, (1,), generator=gen))
@@ -102,7 +98,7 @@ def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
         exercised("near_dtype_max", "rows_differ_in_scale")
         for dim, x in ((-1, rows.to(dtype)), (0, rows.t().contiguous().to(dtype))):
             inputs = {"logits": x, "dim": dim}
-            out = call_student(check, stable_softmax, x, dim=dim, what="stable_softmax")
+            out = stable_softmax(x, dim=dim)
             expect_meta(check, out, what="stable_softmax's result", shape=x.shape, dtype=dtype, inputs=inputs)
             try:
                 expect_finite(check, out, what="stable_softmax's result at extreme logits", inputs=inputs,
@@ -114,12 +110,11 @@ def check_softmax_extremes(stable_softmax, *, seed=0, cases=8):
 
 
 @graded(2, hidden=[{"cases": 10}])
-def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
+def check_softmax_gradient(check, stable_softmax, *, seed=0, cases=6):
     """The gradient equals the analytic one, s * (g - sum(g * s)), and passes ``gradcheck`` in float64;
     it stays finite at extreme logits."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(3000 + seed)
+    gen = check.generator()
     for _ in range(cases):
         shape, dim, scale = random_case(gen, max_rank=3)
         x = random_logits(gen, shape, scale, torch.float64)
@@ -134,7 +129,7 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
         expect_gradcheck(check, stable_softmax, [x], kwargs={"dim": dim}, names=["logits"], what="stable_softmax")
     x = torch.tensor([[1e4, -1e4, 0.0], [3.0, 2.0, 1.0]], dtype=torch.float32, requires_grad=True)
     exercised("backward_at_1e4")
-    out = call_student(check, stable_softmax, x, dim=-1, what="stable_softmax")
+    out = stable_softmax(x, dim=-1)
     try:
         out.backward(torch.ones_like(out))
     except Exception as error:  # noqa: BLE001
@@ -147,11 +142,10 @@ def check_softmax_gradient(stable_softmax, *, seed=0, cases=6):
 
 @graded(1, source=[no_call("stable_softmax", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded",
         facts_only_cost=True)
-def check_softmax_no_builtin(stable_softmax, *, seed=0):
+def check_softmax_no_builtin(check, stable_softmax, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(4000 + seed)
+    gen = check.generator()
     for dtype in (torch.float32, torch.float16):
         x = random_logits(gen, [3, 5], 1.0, dtype)
         exercised_as(tensor_labels, x)
@@ -162,17 +156,12 @@ def check_softmax_no_builtin(stable_softmax, *, seed=0):
 
 # ---------------------------------------------------------- softmax_cross_entropy
 
-def _ce_call(check, fn, labels, logits, dim):
-    return call_student(check, fn, labels, logits, dim=dim, what="softmax_cross_entropy")
-
-
 @graded(3, hidden=[{"cases": 80}])
-def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
+def check_cross_entropy_forward(check, softmax_cross_entropy, *, seed=0, cases=40):
     """Per-example losses -sum(labels * log_softmax(logits), dim): the shape of logits without ``dim``,
     the logits' dtype and device, equal to a float64 reference, for soft, one-hot and broadcast labels."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(5000 + seed)
+    gen = check.generator()
     kinds = ("soft", "onehot", "broadcast")
     for i in range(cases):
         shape, dim, scale = random_case(gen)
@@ -183,7 +172,7 @@ def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
         inputs = {"labels": labels, "logits": x, "dim": dim}
         exercised(kinds[i % len(kinds)])
         exercised_as(logits_labels, x, dim)
-        out = _ce_call(check, softmax_cross_entropy, labels, x, dim)
+        out = softmax_cross_entropy(labels, x, dim=dim)
         expect_meta(check, out, what="the loss", shape=expected_ce_shape(x, dim), dtype=dtype, device=device,
                     inputs=inputs)
         expect_finite(check, out, what="the loss", inputs=inputs, hint=SHIFT_HINT)
@@ -194,12 +183,11 @@ def check_cross_entropy_forward(softmax_cross_entropy, *, seed=0, cases=40):
 
 
 @graded(3, hidden=[{"cases": 16}])
-def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
+def check_cross_entropy_extremes(check, softmax_cross_entropy, *, seed=0, cases=8):
     """Finite and correct for logits of any magnitude (1e4 and -1e4 in float32, rows of different
     scales, labels on the smallest logit), forward and backward."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(6000 + seed)
+    gen = check.generator()
     fixed = torch.tensor([[1e4, -1e4, 0.0], [-1e4, 1e4, 1.0], [0.5, 0.25, 0.0]])
     cases_list = [(fixed, torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [1.0, 0.0, 0.0]]))]
     exercised("plus_minus_1e4")
@@ -216,7 +204,7 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
     for x, labels in cases_list:
         inputs = {"labels": labels, "logits": x, "dim": -1}
         leaf = x.detach().clone().requires_grad_(True)
-        out = _ce_call(check, softmax_cross_entropy, labels, leaf, -1)
+        out = softmax_cross_entropy(labels, leaf, dim=-1)
         expect_meta(check, out, what="the loss", shape=[x.shape[0]], dtype=x.dtype, inputs=inputs)
         expect_finite(check, out, what="the loss at extreme logits", inputs=inputs,
                       hint="log(softmax(x)) underflows to log(0) = -inf: use log-sum-exp with the max-shift, "
@@ -235,12 +223,11 @@ def check_cross_entropy_extremes(softmax_cross_entropy, *, seed=0, cases=8):
 
 
 @graded(2, hidden=[{"cases": 10}])
-def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
+def check_cross_entropy_gradient(check, softmax_cross_entropy, *, seed=0, cases=6):
     """The gradient with respect to the logits is softmax(logits) * labels.sum(dim) - labels (times the
     upstream gradient), and passes ``gradcheck`` in float64."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(7000 + seed)
+    gen = check.generator()
     random_cases = []
     for i in range(cases):
         shape, dim, scale = random_case(gen, max_rank=3)
@@ -264,11 +251,10 @@ def check_cross_entropy_gradient(softmax_cross_entropy, *, seed=0, cases=6):
 
 @graded(1, source=[no_call("softmax_cross_entropy", *FORBIDDEN_SPELLINGS)], worker_facts="the ATen ops recorded",
         facts_only_cost=True)
-def check_cross_entropy_no_builtin(softmax_cross_entropy, *, seed=0):
+def check_cross_entropy_no_builtin(check, softmax_cross_entropy, *, seed=0):
     """Built from elementary operations: no softmax, log_softmax, logsumexp, cross_entropy or nll_loss."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(8000 + seed)
+    gen = check.generator()
     x = random_logits(gen, [4, 6], 2.0, torch.float32)
     labels = random_labels(gen, x, -1, "soft")
     exercised("soft")
@@ -293,7 +279,7 @@ def _expect_softplus(check, softplus, x, *, what, hint):
     __tracebackhide__ = True
     inputs = {"x": x}
     exercised_as(tensor_labels, x)
-    out = call_student(check, softplus, x, what="softplus")
+    out = softplus(x)
     expect_meta(check, out, what=what, shape=x.shape, dtype=x.dtype, device=x.device.type, inputs=inputs,
                 hint="softplus is elementwise: return one value per element of x.")
     expected = sp.reference(x)
@@ -317,12 +303,11 @@ def _known_forward_mistakes(x):
 
 
 @graded(2, hidden=[{"cases": 48}])
-def check_softplus_forward(softplus, *, seed=0, cases=24):
+def check_softplus_forward(check, softplus, *, seed=0, cases=24):
     """softplus(x) = log(1 + exp(x)) elementwise, equal to a float64 reference on moderate inputs (|x| <= 10)
     of rank 0 to 3, every float dtype, contiguous or not: the shape, dtype and device of x."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(9000 + seed)
+    gen = check.generator()
     for i in range(cases):
         dtype = sp.FLOAT_DTYPES[i % len(sp.FLOAT_DTYPES)]
         x = sp.random_moderate(gen, dtype, devices()[i % len(devices())])
@@ -331,12 +316,11 @@ def check_softplus_forward(softplus, *, seed=0, cases=24):
 
 
 @graded(3, hidden=[{"cases": 8}])
-def check_softplus_extremes(softplus, *, seed=0, cases=4):
+def check_softplus_extremes(check, softplus, *, seed=0, cases=4):
     """Finite and right for every finite input of every float dtype: 0, the smallest normal and subnormal
     values, just below and past exp's overflow, +-1e4, the largest finite value, and random magnitudes up to it."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(10_000 + seed)
+    gen = check.generator()
     for i in range(cases):
         dtype = sp.FLOAT_DTYPES[i % len(sp.FLOAT_DTYPES)]
         device = devices()[i % len(devices())]
@@ -352,7 +336,7 @@ def _softplus_backward(check, softplus, x, *, record=None):
     leaf = x.detach().clone().requires_grad_(True)
     upstream, grad = torch.ones_like(leaf), None
     with record_ops() if record is not None else contextlib.nullcontext() as recorded:
-        out = call_student(check, softplus, leaf, what="softplus")
+        out = softplus(leaf)
         if isinstance(out, torch.Tensor) and out.grad_fn is not None and out.shape == leaf.shape:
             try:
                 (grad,) = torch.autograd.grad(out, leaf, upstream, allow_unused=True)
@@ -377,13 +361,12 @@ def _softplus_backward(check, softplus, x, *, record=None):
 
 
 @graded(3, hidden=[{"cases": 12}])
-def check_softplus_gradient(softplus, *, seed=0, cases=6):
+def check_softplus_gradient(check, softplus, *, seed=0, cases=6):
     """The gradient is the upstream gradient times sigmoid(x): analytically and with ``gradcheck`` in float64 on
     random inputs; in x's dtype for every float dtype; finite and right at 0, +-1e4 and each dtype's extremes
     (where exp(x) / (1 + exp(x)) is inf / inf = NaN)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(11_000 + seed)
+    gen = check.generator()
     for _ in range(cases):
         rank = int(torch.randint(0, 3, (1,), generator=gen))
         shape = [int(s) for s in torch.randint(1, 6, (rank,), generator=gen)]
@@ -431,19 +414,18 @@ def _known_backward_mistakes(x):
 
 @graded(2, source=[autograd_function("Softplus", "softplus")], worker_facts="the type of the result's grad_fn",
         facts_only_cost=True)
-def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
+def check_softplus_custom_backward(check, Softplus, softplus, *, seed=0):
     """``Softplus`` is a ``torch.autograd.Function`` with its own forward and backward, and ``softplus(x)``'s
     result comes straight from it (its ``grad_fn`` is Softplus's backward node), with the values of
     ``Softplus.apply(x)``: autograd runs the hand-written backward, not the derivative of the formula."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(12_000 + seed)
+    gen = check.generator()
     x = (torch.randn(6, generator=gen, dtype=torch.float64) * 4).float().requires_grad_(True)
     exercised("requires_grad_float32")
-    facts = handle(Softplus).beside(sp.custom_backward_facts, softplus, x)   # the graph lives where the student's code runs
+    facts = Softplus.beside(probes.custom_backward_facts, softplus, x)   # the graph lives where the student's code runs
     if facts.get("problem"):
         raise CheckFailure(check, facts["problem"], hint=FUNCTION_HINT)
-    out = call_student(check, softplus, x, what="softplus")
+    out = softplus(x)
     expect_tensor(check, out, what="softplus's result")
     if not facts.get("is_node"):
         made_by = "no grad_fn" if facts.get("made_by") is None else f"grad_fn {facts['made_by']}"
@@ -458,20 +440,19 @@ def check_softplus_custom_backward(Softplus, softplus, *, seed=0):
         raise CheckFailure(check, detail, hint=FUNCTION_HINT + " Do not call `Softplus.forward` yourself.")
     y = torch.randn(4, 3, generator=gen, dtype=torch.float64)
     exercised("apply_float64")
-    direct = call_student(check, Softplus.apply, y, what="Softplus.apply")
-    expect_close(check, call_student(check, softplus, y, what="softplus"), direct,
+    direct = Softplus.apply(y)
+    expect_close(check, softplus(y), direct,
                  what="softplus(x) compared with Softplus.apply(x)", inputs={"x": y}, rtol=0, atol=0,
                  hint="softplus(x) should be exactly `Softplus.apply(x)`.")
 
 
 @graded(1, source=[no_call("softplus", *sp.FORBIDDEN, "LogSigmoid")],
         worker_facts="the ATen ops recorded, forward and backward", facts_only_cost=True)
-def check_softplus_no_builtin(softplus, *, seed=0):
+def check_softplus_no_builtin(check, softplus, *, seed=0):
     """Forward and backward built from elementary operations: no softplus (``F.softplus``, ``nn.Softplus``),
     ``logaddexp`` or ``logsigmoid``, in any spelling (the recorder sees every ATen operator that runs)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(13_000 + seed)
+    gen = check.generator()
     for dtype in (torch.float32, torch.float64):
         x = (torch.randn(3, 5, generator=gen, dtype=torch.float64) * 4).clamp(-sp.MODERATE, sp.MODERATE).to(dtype)
         record = OpRecord()

@@ -12,7 +12,6 @@ softmax whose first row is right and whose second is wrong shifts by something t
 import torch
 
 from ...errors import CheckFailure
-from ...student import call_student
 
 PROBE_ROWS = [[1e4, 1e4 - 1.0, 0.0], [1.0, 2.0, 3.0]]
 PROBE_CALL = "stable_softmax(torch.tensor([[1e4, 1e4 - 1.0, 0.0], [1.0, 2.0, 3.0]]), dim=-1)"
@@ -29,7 +28,7 @@ def global_shift_diagnosis(check, stable_softmax):
     or fails in some other way (the check's own message then stands)."""
     x = torch.tensor(PROBE_ROWS)
     try:
-        out = call_student(check, stable_softmax, x, dim=-1, what="stable_softmax")
+        out = stable_softmax(x, dim=-1)
     except CheckFailure:
         return None
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, 3) or not out.is_floating_point():

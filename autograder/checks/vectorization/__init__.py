@@ -13,18 +13,18 @@ import re
 
 import torch
 
-from ...probe_registry import probe
 from ...compare import expect_close, expect_meta
 from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_constant_work
-from ...student import call_student, describe, raises_from_student
+from ...student import call_student, describe
 from ...source_rules import no_call, no_loop, uses
 from ...timing import expect_speedup
-from ...trusted.handle import handle
-from ...spec import current_check, graded
-from . import compiling, masked_mean, per_sample, worker_facts
+from ...spec import graded
+from . import masked_mean, per_sample
+from .probes import compiling, worker_facts
+from .probes.worker_facts import loop_gather
 from .contract import gather_labels, mean_labels
 from .rules import no_value_branch
 
@@ -41,12 +41,6 @@ LOOP_HINT = ("Index all rows at once: with offsets `b * N` into `tensor.reshape(
 
 def _devices():
     return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-
-
-@probe
-def loop_gather(tensor, indices):
-    """The oracle: one row at a time, as the tutorial's slow version does."""
-    return torch.stack([tensor[b][indices[b]] for b in range(tensor.shape[0])])
 
 
 def _values(gen, shape, dtype):
@@ -102,26 +96,24 @@ def _expect_matches_loop(check, fn, tensor, indices, *, what):
 # ------------------------------------------------------------------ batch_gather
 
 @graded(3, hidden=[{"cases": 60}])
-def check_batch_gather_values(batch_gather, *, seed=0, cases=30):
+def check_batch_gather_values(check, batch_gather, *, seed=0, cases=30):
     """Equal to the loop ``tensor[b][indices[b]]`` on random shapes ``[B, N, *F]`` / ``[B, *K]``
     (no K, several K and F dimensions, an empty K, N = 1, B = 1), integer, boolean and float values,
     int64 and int32 indices, non-contiguous tensors; result in the tensor's dtype and on its device
     (CUDA too when present)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(10_000 + seed)
+    gen = check.generator()
     for i in range(cases):
         tensor, indices = _case(gen, i)
         _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
 
 
 @graded(2, hidden=[{"cases": 12}])
-def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
+def check_batch_gather_gradient(check, batch_gather, *, seed=0, cases=6):
     """The gradient with respect to ``tensor`` equals the loop's: a row picked several times
     accumulates the upstream gradient of every pick, a row never picked gets zero."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(11_000 + seed)
+    gen = check.generator()
     for i in range(cases):
         b = int(torch.randint(1, 5, (1,), generator=gen))
         n = int(torch.randint(1, 4, (1,), generator=gen))           # few rows, many picks: repeats
@@ -145,15 +137,14 @@ def check_batch_gather_gradient(batch_gather, *, seed=0, cases=6):
 
 
 @graded(2, hidden=[{"cases": 8}])
-def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
+def check_batch_gather_errors(check, batch_gather, *, seed=0, cases=4):
     """An index outside ``[0, N)`` raises an error instead of returning values from another row
     (tested on the CPU: on CUDA it would be a device-side assert); indices whose batch size differs
     from the tensor's (larger or smaller) raise a ``ValueError`` whose message says so: it names the batch (or the
     first dimension) or gives both sizes (:func:`says_batch_sizes_differ`)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(12_000 + seed)
-    batch_gather = worker_facts.jit_errors_restored(batch_gather)    # a remote TorchScript function's errors
+    gen = check.generator()
+    batch_gather = check.student(worker_facts.jit_errors_restored(batch_gather.target), "batch_gather")    # a remote TorchScript function's errors
     for i in range(cases):
         b, n = int(torch.randint(2, 5, (1,), generator=gen)), int(torch.randint(2, 6, (1,), generator=gen))
         f, k = _dims(gen, 2), _dims(gen, 2)
@@ -163,7 +154,7 @@ def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
             indices.view(b, -1)[0, 0] = bad    # in row 0: a flat offset would read row 1
             exercised({n: "index_n", n + 3: "index_past_n"}.get(bad, "index_below_minus_n"))
             try:
-                raises_from_student(check, batch_gather, tensor, indices, expected=Exception, what="batch_gather")
+                batch_gather.raises(tensor, indices, expected=Exception)
             except CheckFailure as failure:
                 if "not implemented" in failure.detail:
                     raise
@@ -176,8 +167,7 @@ def check_batch_gather_errors(batch_gather, *, seed=0, cases=4):
             indices = torch.randint(0, n, [other, *k], generator=gen)
             exercised("batch_larger" if other > b else "batch_smaller")
             # A scripted function's ValueError arrives as a torch.jit.Error that names it.
-            error = raises_from_student(check, batch_gather, tensor, indices, expected=(ValueError, torch.jit.Error),
-                                        what="batch_gather")
+            error = batch_gather.raises(tensor, indices, expected=(ValueError, torch.jit.Error))
             if isinstance(error, torch.jit.Error) and "ValueError" not in str(error):
                 raise CheckFailure(check, f"batch_gather({describe(tensor)}, {describe(indices)}) raised "
                                           f"{str(error)[-300:]}, but it should raise ValueError.")
@@ -223,11 +213,10 @@ def _gather_count_args(batch):
 
 
 @graded(2, source=[no_loop("batch_gather")], worker_facts="op counts at batch 4 and 64", facts_only_cost=True)
-def check_batch_gather_vectorized(batch_gather, *, seed=0):
+def check_batch_gather_vectorized(check, batch_gather, *, seed=0):
     """No loop over the batch, measured without a clock: the numbers of torch calls and of ATen kernels
     are the same for a batch of 4 and a batch of 64 (a loop's grow with the batch)."""
     __tracebackhide__ = True
-    check = current_check()
     tensor, indices = _gather_count_args(3 + seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
     exercised("batches_4_and_64")
@@ -235,22 +224,21 @@ def check_batch_gather_vectorized(batch_gather, *, seed=0):
                          hint=LOOP_HINT)
 
 
-def speed_args(device, seed=0):
-    """The timed input: ``(tensor [4096, 16, 4], indices [4096])`` on ``device``."""
-    gen = torch.Generator().manual_seed(13_000 + seed)
+def speed_args(device, gen=None):
+    """The timed input: ``(tensor [4096, 16, 4], indices [4096])`` on ``device``, drawn from ``gen``."""
+    gen = gen or torch.Generator().manual_seed(0)
     b, n, f = SPEED_SHAPE
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
 
 
 @graded(2, hidden=[{}], evidence=("data", "clock"), worker_facts="host syncs per row", facts_only_cost=True)
-def check_batch_gather_speed(batch_gather, *, seed=0):
+def check_batch_gather_speed(check, batch_gather, *, seed=0):
     """On the best device here (CUDA when present), at least ``settings.speed.thresholds["batch_gather"]``
     times faster than the loop on a ``[4096, 16, 4]`` tensor with indices ``[4096]``, timed interleaved in one
     process; on CUDA, also no host synchronisation per row."""
     __tracebackhide__ = True
-    check = current_check()
     device = _devices()[-1]
-    tensor, indices = speed_args(device, seed)
+    tensor, indices = speed_args(device, check.generator())
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
     if device == "cuda":    # counted where the student's code runs
         worker_facts.expect_no_per_row_sync_facts(check, batch_gather, tensor, indices, COUNT_BATCHES,
@@ -264,14 +252,13 @@ def check_batch_gather_speed(batch_gather, *, seed=0):
 # ------------------------------------------------- per_sample_grads: torch.func's vmap over grad
 
 @graded(2, hidden=[{"cases": 16}])
-def check_per_sample_grads_values(per_sample_grads, *, seed=0, cases=8):
+def check_per_sample_grads_values(check, per_sample_grads, *, seed=0, cases=8):
     """``per_sample_grads(model, params, x, y)`` returns ``{name: [B, *shape]}`` for every name of ``params``, row
     ``i`` the gradient of ``cross_entropy(model(x[i:i+1]), y[i:i+1])`` with respect to ``params`` (the model's own
     parameters hold other values), equal to the grader's loop over the samples in float64: MLPs of 1 to 3 Linear
     layers of sizes the check draws, 1 to 9 samples, float32 and float64, in params' dtype and on their device."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(20_000 + seed)
+    gen = check.generator()
     for i in range(cases):
         sizes, dtype, b, device = per_sample.draw_case(gen, i)
         params, decoy, x, y = per_sample.draw(gen, sizes, dtype, b, device)
@@ -282,13 +269,12 @@ def check_per_sample_grads_values(per_sample_grads, *, seed=0, cases=8):
 
 @graded(1, hidden=[{}], source=[uses("per_sample_grads", *per_sample.VMAP_NAMES), no_loop("per_sample_grads")],
         worker_facts="op counts at batch 4 and 64", facts_only_cost=True)
-def check_per_sample_grads_vmapped(per_sample_grads, *, seed=0):
+def check_per_sample_grads_vmapped(check, per_sample_grads, *, seed=0):
     """Written with ``torch.func.vmap`` and without a Python loop over the samples (read from the source), right on
     a batch of 16 (the hidden variant's drawn at grading time: no table of the visible answer passes it); the
     numbers of torch calls and of ATen kernels are the same for 4 samples and 64."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(21_000 + seed)
+    gen = check.generator()
     params, decoy, x, y = per_sample.draw(gen, [4, 6, 3], torch.float32, 16)
     exercised("batch_16", "decoy_parameters")
     per_sample.expect_per_sample_grads(check, per_sample_grads, [4, 6, 3], params, decoy, x, y)
@@ -324,26 +310,24 @@ def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
 
 
 @graded(2, hidden=[{"cases": 60}])
-def check_masked_mean_values(masked_batch_mean, *, seed=0, cases=30):
+def check_masked_mean_values(check, masked_batch_mean, *, seed=0, cases=30):
     """Equal to the float64 loop ``x[b, :lengths[b]].mean(0)`` (0 for an empty row) on x ``[B, T, F]`` in float32,
     float64, float16 and bfloat16: rows of length 0 and of full length in every batch, B = 1, T = 1, T = 0, B = 0, odd shapes,
     values of magnitude 1e30 and 1e-30, non-contiguous x, and padding (the steps past ``lengths[b]``) holding
     random values, NaN or inf, which must not change the result; the result in x's dtype and on its device."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(15_000 + seed)
+    gen = check.generator()
     for i in range(cases):
         x, lengths = masked_mean.value_case(gen, i, _devices())
         _expect_mean(check, masked_batch_mean, x, lengths)
 
 
 @graded(1, hidden=[{"cases": 12}])
-def check_masked_mean_gradient(masked_batch_mean, *, seed=0, cases=6):
+def check_masked_mean_gradient(check, masked_batch_mean, *, seed=0, cases=6):
     """The gradient with respect to x: step ``t < lengths[b]`` of row b gets ``grad_out[b] / lengths[b]``, padding
     and empty rows get 0 (against the analytic gradient in float64, and ``torch.autograd.gradcheck``)."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(16_000 + seed)
+    gen = check.generator()
     hint = ("Use differentiable torch operations on x end to end (`torch.where`, `sum`, division); no `.detach()`, "
             "`.numpy()`, `.item()` or in-place writes into x.")
     for i in range(cases):
@@ -371,13 +355,12 @@ def _mean_count_args(dimension):
 
 @graded(1, source=[no_loop("masked_batch_mean")], worker_facts="op counts at T and B of 4 and 64",
         facts_only_cost=True)
-def check_masked_mean_vectorized(masked_batch_mean, *, seed=0):
+def check_masked_mean_vectorized(check, masked_batch_mean, *, seed=0):
     """No Python loop over the steps or the batch, without a clock: the numbers of torch calls and of ATen kernels
     are the same for T = 4 and T = 64, and for B = 4 and B = 64 (lengths from 1: empty rows are graded by
     ``check_masked_mean_values``)."""
     __tracebackhide__ = True
-    check = current_check()
-    x, lengths = masked_mean.make_input(torch.Generator().manual_seed(17_000 + seed), 4, 7, 3, empty_rows=False)
+    x, lengths = masked_mean.make_input(check.generator(), 4, 7, 3, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)
     exercised("t_4_and_64", "b_4_and_64")
     for dimension in ("T", "B"):
@@ -399,29 +382,28 @@ def _shapes(x, lengths):
 @graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK),
                                 no_value_branch("masked_batch_mean")],
         worker_facts="graph and graph-break counts of torch.compile and torch._dynamo.explain", facts_only_cost=True)
-def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
+def check_masked_mean_one_graph(check, masked_batch_mean, *, seed=0):
     """``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend ``aot_eager``) compiles it
     into one graph whose result equals the float64 loop's, and ``torch._dynamo.explain`` (fullgraph off) finds
     no graph break in it either: no ``.item()``, ``int(t)``, ``bool(t)``, no ``if`` on a tensor's value. (Lengths
     from 1: empty rows are graded by ``check_masked_mean_values``.)"""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(18_000 + seed)
+    gen = check.generator()
     (b, t, f), = masked_mean.sweep_sizes(gen, 1)
     x, lengths = masked_mean.make_input(gen, b, t, f, empty_rows=False)
     _expect_mean(check, masked_batch_mean, x, lengths)      # eager first: the stub says "not implemented"
-    session = handle(masked_batch_mean).beside(compiling.open_compiled)    # compiled where the student's code runs
+    session = masked_batch_mean.beside(compiling.open_compiled)    # compiled where the student's code runs
     exercised("compiled_fullgraph_dynamic")
     try:
-        out, failure = call_student(check, session, x, lengths, what=COMPILED)
+        out, failure = check.student(session, COMPILED)(x, lengths)
         if failure:
             _compile_failure(check, failure, x, lengths)
         _expect_mean(check, masked_batch_mean, x, lengths, what=COMPILED, out=out)
     finally:
         compiling.close_compiled(session)
     exercised("explained")
-    breaks = call_student(check, compiling.explain_breaks, masked_batch_mean, x, lengths,
-                          what="torch._dynamo.explain(masked_batch_mean)")
+    explain = check.student(compiling.explain_breaks, "torch._dynamo.explain(masked_batch_mean)")
+    breaks = explain(masked_batch_mean, x, lengths)
     if breaks:
         shown = "; ".join(f"{reason} (at {where})" if where else reason for reason, where in breaks)
         raise CheckFailure(check, f"torch._dynamo.explain(masked_batch_mean)(x, lengths) finds {len(breaks)} graph "
@@ -435,7 +417,7 @@ def check_masked_mean_one_graph(masked_batch_mean, *, seed=0):
 @graded(2, hidden=[{}], source=[no_loop("masked_batch_mean"), no_call("masked_batch_mean", *NO_GRAPH_BREAK),
                                 no_value_branch("masked_batch_mean")],
         worker_facts="the number of compilations across sizes", facts_only_cost=True)
-def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_SHAPES):
+def check_masked_mean_no_recompiles(check, masked_batch_mean, *, seed=0, shapes=SWEEP_SHAPES):
     """Compiled once with ``torch.compile(masked_batch_mean, fullgraph=True, dynamic=True)`` (backend
     ``aot_eager``), it serves a sweep of ``shapes`` different (B, T, F) and random lengths (from 1) with at most
     ``MAX_GRAPHS`` graphs, each result equal to the float64 loop's. Sizes run from 2 to 17, B, T and F differ in
@@ -443,16 +425,15 @@ def check_masked_mean_no_recompiles(masked_batch_mean, *, seed=0, shapes=SWEEP_S
     dimension: code whose graph depends on a size's value (a Python loop over T or B) recompiles at every call.
     The first three shapes have sizes up to 9, so that an unrolled loop fails before it costs much to compile."""
     __tracebackhide__ = True
-    check = current_check()
-    gen = torch.Generator().manual_seed(19_000 + seed)
+    gen = check.generator()
     sizes = masked_mean.sweep_sizes(gen, shapes)
     inputs = [masked_mean.make_input(gen, *shape, empty_rows=False) for shape in sizes]
     _expect_mean(check, masked_batch_mean, *inputs[0])      # eager first: the stub says "not implemented"
-    session = handle(masked_batch_mean).beside(compiling.open_compiled, MAX_GRAPHS)   # where the student's code runs
+    session = masked_batch_mean.beside(compiling.open_compiled, MAX_GRAPHS)   # where the student's code runs
     exercised(f"sweep_{len(sizes)}_shapes", "compiled_fullgraph_dynamic")
     try:
         for done, (x, lengths) in enumerate(inputs):
-            out, failure = call_student(check, session, x, lengths, what=COMPILED)
+            out, failure = check.student(session, COMPILED)(x, lengths)
             if failure and not failure["recompile_limit"]:
                 _compile_failure(check, failure, x, lengths)
             graphs = session.graphs

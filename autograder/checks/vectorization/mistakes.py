@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "0bd108d7d8299994"
+DIGEST = "94279f3dd534fb1c"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',

@@ -15,9 +15,7 @@ import torch
 from ...compare import expect_close, expect_meta
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
-from ...student import call_student
-from ...trusted.handle import handle
-from .worker_facts import model_for
+from .probes.worker_facts import model_for
 
 VMAP_NAMES = ("torch.func.vmap", "torch.vmap", "functorch.vmap")   # the spellings of vmap the source rule accepts
 # (sizes, dtype, B) every seed sees first: one Linear and one sample, two and three Linears, float32 and float64.
@@ -74,8 +72,8 @@ def draw(gen, sizes, dtype, b, device="cpu"):
 def call(check, per_sample_grads, sizes, params, decoy, x, y):
     """``per_sample_grads(model, params, x, y)`` with the model built where the student's code runs."""
     __tracebackhide__ = True
-    model = handle(per_sample_grads).beside(model_for, tuple(sizes), decoy)
-    return call_student(check, per_sample_grads, model, params, x, y, what="per_sample_grads")
+    model = per_sample_grads.beside(model_for, tuple(sizes), decoy)
+    return per_sample_grads(model, params, x, y)
 
 
 def expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y):
@@ -149,6 +147,6 @@ def count_args(per_sample_grads):
     def make(b):
         gen = torch.Generator().manual_seed(b)
         params, decoy, x, y = draw(gen, [4, 6, 3], torch.float32, b)
-        return handle(per_sample_grads).beside(model_for, (4, 6, 3), decoy), params, x, y
+        return per_sample_grads.beside(model_for, (4, 6, 3), decoy), params, x, y
     return make
 

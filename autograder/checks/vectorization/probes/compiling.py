@@ -27,9 +27,9 @@ import re
 
 import torch
 
-from ...probe_registry import probe
-from ...errors import WorkerLost
-from ...trusted.handle import handle
+from ....probe_registry import probe
+from ....errors import WorkerLost
+from ....trusted.handle import handle
 
 COMPILE_OPTIONS = "fullgraph=True, dynamic=True"
 

@@ -17,12 +17,12 @@ scales). The verdicts are computed by the grader from that data.
 
 import torch
 
-from ...probe_registry import probe
-from ...errors import CheckFailure
-from ...student import call_student
-from ...trusted.handle import handle
-from . import problems
-from .recording import MalformedRecording, from_plain, recording, to_plain
+from ....probe_registry import probe
+from ....errors import CheckFailure
+from ....student import call_student
+from ....trusted.handle import handle
+from .. import problems
+from ..recording import MalformedRecording, from_plain, recording, to_plain
 
 MALFORMED = "the record of the training run that came back from your notebook's process is malformed"
 

@@ -8,6 +8,11 @@ student's process, so a hostile student can forge it (docs/security.md); the che
 compute every expected value themselves, from copies of the parameters' values.
 """
 
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from ...oprecorder import normalise
 from ...probe_registry import probe
 
 # linear1's and linear2's weight and bias: the slots of a Merge layer the reference layer reads.
@@ -25,3 +30,35 @@ def parameter_facts(module):
         tensor = getattr(getattr(module, layer, None), attribute, None)
         slots[slot] = next((name for name, p in named if p is tensor), None) if tensor is not None else None
     return {"grads": {name: p.grad for name, p in named}, "slots": slots}
+
+
+class MaterialisedOutputs(TorchDispatchMode):
+    """Records ``(ATen op, shape)`` of every tensor a kernel returns that owns room for all its elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.outputs = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for out in tree_leaves(result):
+            if isinstance(out, torch.Tensor) and owns_its_elements(out):
+                self.outputs.append((normalise(func.__name__), list(out.shape)))
+        return result
+
+
+def owns_its_elements(tensor):
+    try:
+        return tensor.numel() > 0 and tensor.untyped_storage().nbytes() >= tensor.numel() * tensor.element_size()
+    except (RuntimeError, NotImplementedError):   # tensors without storage (meta, some subclasses)
+        return False
+
+
+@probe
+def materialised_call(fn, a, b):
+    """``(fn(a, b), [(ATen op, shape)] of every tensor a kernel returned that owns room for all its elements)``,
+    run where ``fn`` lives (``beside``)."""
+    outputs = MaterialisedOutputs()
+    with outputs:
+        result = fn(a, b)
+    return result, outputs.outputs

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import torch
 
-from ...probe_registry import probe
-from ...errors import CheckFailure
-from ...student import call_student
-from . import checkpoint
-from . import problems
+from ....probe_registry import probe
+from ....errors import CheckFailure
+from ....student import call_student
+from .. import checkpoint
+from .. import problems
 
 MAX_FILE_BYTES = 64 << 20      # a checkpoint of the checks' small models is a few kB
 
@@ -118,10 +118,7 @@ def roundtrip_load_run(load_checkpoint, check, seed, device, as_path, content):
 def resume_save_run(save_checkpoint, check, seed):
     """``check_checkpoint_resume_exact``'s first half: the run interrupted after the cut and saved. Returns
     ``{"failure": the save's, "file", "content": the file's bytes}``."""
-    gen = torch.Generator().manual_seed(1000 + seed)
-    start = checkpoint.make_model(gen)
-    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
-    cut = checkpoint.resume_cut(seed)
+    start, data, cut = checkpoint.resume_problem(seed)
     interrupted = checkpoint.run_from(start)
     checkpoint.train_steps(*interrupted, data[:cut])
     report = {}
@@ -141,10 +138,7 @@ def resume_load_run(load_checkpoint, check, seed, content):
     grading): new objects, ``load_checkpoint`` from the file's ``content``, and the rest of the run. Returns
     ``{"load_failure", "step", "loaded": the state right after loading, "losses": the resumed run's, "final"}``; the
     resumed run goes on only when the step is the cut."""
-    gen = torch.Generator().manual_seed(1000 + seed)
-    checkpoint.make_model(gen)
-    data = checkpoint.batches(gen, checkpoint.RESUME_BATCHES)
-    cut = checkpoint.resume_cut(seed)
+    _, data, cut = checkpoint.resume_problem(seed)
     resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
     report = {}
     with tempfile.TemporaryDirectory() as directory:

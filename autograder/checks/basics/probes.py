@@ -14,32 +14,10 @@ their own copies.
 """
 
 import functools
-import inspect
 
 import torch
 
 from ...probe_registry import probe
-from ...trusted.handle import handle
-
-
-class InWorker:
-    """``call_student``'s callee: called with the arguments the messages show, it runs ``probe(student, *recipe)``
-    where the student's code is. ``here``: the objects the recipe builds, already built by the check; when the
-    student's code runs in this process they are passed on (``here=``) instead of being rebuilt, so the student's
-    function gets the caller's own tensors, as it did before trusted grading (changes to them are caught as then).
-    """
-
-    def __init__(self, probe, student, *recipe, here=None):
-        self.probe, self.student, self.recipe = probe, handle(student), recipe
-        self.here = {} if here is None or self.student.in_worker else {"here": here}
-        if not self.student.in_worker:
-            try:
-                self.__signature__ = inspect.signature(student)   # messages name the student's parameters
-            except (TypeError, ValueError):
-                pass
-
-    def __call__(self, *shown, **kwargs):
-        return self.student.beside(self.probe, *self.recipe, **kwargs, **self.here)
 
 
 @probe
