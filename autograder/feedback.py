@@ -17,8 +17,6 @@ Pure functions over results (anything with ``item``, ``check``, ``status``, ``ki
 topic is imported here; the engine passes the topic's table in.
 """
 
-import re
-
 FAILED = "failed"
 UNKNOWN = "not implemented"       # an item of a function not written yet: compared with no signature
 NOT_NAMED = {"missing", "crashed", ""}   # a grade with one of these says nothing about a mistake
@@ -92,12 +90,6 @@ def name_mistake(results, mistakes, *, hidden=True):
     return found
 
 
-def kind_of(failure):
-    """The kind of a :class:`~autograder.errors.CheckFailure` as a grade records it: its own, or "failed: " and the
-    fixed words of its message (:func:`skeleton`) when it has none."""
-    return failure.kind if failure.kind != FAILED else f"{FAILED}: {skeleton(failure.detail)}"
-
-
 def live_hint(mistakes, observed, current, *, hidden=False):
     """The known mistake to name on the failed test cell of item ``current`` in a notebook, or ``None``.
 
@@ -143,21 +135,3 @@ def _sentence(text):
     """``text`` on one line, ending with a full stop (a cause can end with the student's own line of code)."""
     text = " ".join(text.split())
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|<[^<>]*>")
-_QUOTED = re.compile(r"`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"]*\"")
-_NUMBER = re.compile(r"[-+]?\d[\d.,_eE+-]*")
-
-
-def skeleton(detail, words=12):
-    """The fixed words of a check's own message, for a failure with no kind of its own: its first line without what
-    varies with the input (anything in brackets or quotes, numbers), so that the same branch of a check reads the
-    same on every input and every seed. ``"failed: " + skeleton`` is then the failure's kind."""
-    line = detail.splitlines()[0] if detail else ""
-    line = _QUOTED.sub(" ", line)
-    for _ in range(4):                       # nested brackets, innermost first
-        line = _BRACKETED.sub(" ", line)
-    line = _NUMBER.sub("#", line)
-    kept = [w for w in line.replace(",", " ").replace(";", " ").split() if w.strip(".:")]
-    return " ".join(kept[:words]).rstrip(".:")

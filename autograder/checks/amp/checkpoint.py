@@ -264,8 +264,8 @@ def expect_no_failure(check, failure):
     """A call of the student's that failed in a run (``failure = [detail, hint]``) is this check's failure."""
     __tracebackhide__ = True
     if failure:
-        detail, hint = failure
-        raise CheckFailure(check, str(detail), hint=hint)
+        detail, hint, *kind = failure
+        raise CheckFailure(check, str(detail), hint=hint, kind=str(kind[0]) if kind else None)
 
 
 def unsafe_globals(path):

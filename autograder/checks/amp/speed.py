@@ -173,7 +173,7 @@ def student_host_syncs(train_amp, check, device, seed, count):
         return {"syncs": host_syncs(lambda: call_student(check, lambda: train_amp(
             model, batches, opt, mse, device_type=device, dtype=torch.float16), what="train_amp"))}
     except CheckFailure as failure:
-        return {"failure": [failure.detail, failure.hint]}
+        return {"failure": [failure.detail, failure.hint, failure.kind]}
 
 
 def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
@@ -187,8 +187,8 @@ def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
     for count in (1,) + SYNC_BATCHES:        # 1: warm-up (lazy initialisation is not a per-batch cost)
         answer = handle(train_amp).beside(student_host_syncs, check, device, seed, count)
         if answer.get("failure"):
-            detail, hint = answer["failure"]
-            raise CheckFailure(check, str(detail), hint=hint)
+            detail, hint, *kind = answer["failure"]
+            raise CheckFailure(check, str(detail), hint=hint, kind=str(kind[0]) if kind else None)
         yours = answer.get("syncs")
         if type(yours) is not int:
             raise CheckFailure(check, "the count of host syncs that came back from your notebook's process is "

@@ -50,8 +50,8 @@ def _outcome(check, entry, call):
     if type(entry) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
     if "failure" in entry:
-        detail, hint = entry["failure"]
-        raise CheckFailure(check, f"{detail}\nCase: {call}", hint=hint)
+        detail, hint, *kind = entry["failure"]
+        raise CheckFailure(check, f"{detail}\nCase: {call}", hint=hint, kind=str(kind[0]) if kind else None)
     return entry
 
 
@@ -62,7 +62,7 @@ def _expect_close(check, got, want, *, what, case, hint):
         expect_close(check, got, want, what=what, hint=hint)
     except CheckFailure as failure:
         raise CheckFailure(check, f"{failure.detail}\nCase: {case}", hint=failure.hint,
-                           measurements=failure.measurements) from None
+                           measurements=failure.measurements, kind=failure.kind) from None
 
 
 def _expect_grads(check, entry, expected, case, hint, *, where=""):

@@ -13,7 +13,7 @@ import io
 
 import torch
 
-from ...compare import expect_close, expect_meta
+from ...compare import expect_close, expect_meta, known_kind
 from ...contracts import exercised, exercised_as
 from ...errors import CheckFailure
 from ...expected_outputs import oracle as grader_oracle
@@ -300,8 +300,9 @@ def check_make_mlp_structure(make_mlp, *, seed=0, extra=4):
             note = ""
             if got[:len(expected)] == expected and len(got) > len(expected):
                 note = " There must be no activation after the last layer: the output is not squashed."
-            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]: {_layers_differ(got, expected)}; "
-                                      f"expected [{', '.join(expected)}].{note}",
+            differ = _layers_differ(got, expected)
+            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]: {differ}; "
+                                      f"expected [{', '.join(expected)}].{note}", kind=f"failed: {differ}",
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
         _expect_distinct_layers(check, model, layers, call, got)
@@ -459,12 +460,14 @@ def check_fit_matches_sgd(fit, *, seed=0, cases=4):
         loss = _as_float(check, result, call)
         if not abs(loss - losses[-1]) <= 1e-6 * abs(losses[-1]) + 1e-12:
             if abs(loss - after) <= 1e-6 * abs(after) + 1e-12:
+                kind = "failed: returned the loss after training"
                 said = (f"{call} returned {loss:.8g}, the loss after training; expected the loss of the last step, "
                         f"{losses[-1]:.8g} (computed before its update).")
             else:
+                kind = "failed: returned another loss than the last step's"
                 said = (f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g}: the loss of the last "
                         f"step (computed before its update).")
-            raise CheckFailure(check, said,
+            raise CheckFailure(check, said, kind=kind,
                                hint="Return loss.item() of the loss the last step computed (the one it called "
                                     "backward on), not the first loss, a sum of losses, or a new loss after the loop.")
 
@@ -589,7 +592,8 @@ def _expect_output(check, out, expected, x, what, mistakes, hint):
 def _told(check, failure, what, mistake, hint):
     """``failure`` told as the known ``mistake`` it looks like (or as it is, for ``None``), the mistake in the first
     line: the first line makes a failure's kind, so that two mistakes are two kinds (``autograder.feedback``)."""
-    return CheckFailure(check, f"{what}: {mistake}.\n{failure.detail}" if mistake else failure.detail, hint=hint)
+    return CheckFailure(check, f"{what}: {mistake}.\n{failure.detail}" if mistake else failure.detail, hint=hint,
+                        kind=known_kind(mistake) if mistake else failure.kind)
 
 
 @graded(2, hidden=[{}], evidence=("data", "drawn state"),
@@ -608,9 +612,9 @@ def check_normalizer_buffers(Normalizer, *, seed=0):
         exercised("default_config" if i == 0 else "drawn_config")
         module = state.new_normalizer(check, Normalizer, config)
         for name, initial in oracle.BUFFERS.items():
-            problem = state.buffer_problem(module, name, config)
+            kind, problem = state.buffer_problem(module, name, config) or (None, None)
             if problem:
-                raise CheckFailure(check, problem + ".", hint=state.BUFFER_HINT)
+                raise CheckFailure(check, problem + ".", hint=state.BUFFER_HINT, kind=kind)
             value = state.statistic(check, module, name, config)
             if value.dtype != torch.get_default_dtype():
                 raise CheckFailure(check, f"{config.call}.{name} has dtype {value.dtype}; expected the default "
