@@ -2,6 +2,7 @@
 
 import ast
 import functools
+import re
 import sys
 
 
@@ -40,25 +41,36 @@ class CheckFailure(AssertionError):
         super().__init__(text)
 
 
+def named_kind(words):
+    """The kind of a failure a check names by what it found (which part of a state, which blocks): "failed: " and
+    ``words``, their numbers masked, so that it reads the same on every input and seed."""
+    return f"{FAILED_KIND}: " + re.sub(r"\d+", "#", words)
+
+
 def raise_site():
     """The kind of a failure whose check names none: where it was raised, ``"failed at <module>.<function>:<n>"``.
 
     The place is the first frame outside this module (the ``fail`` helper, a subclass's ``__init__``) that builds
-    the failure: its module (without ``autograder.``), the qualified name of the function that holds it, and ``n``,
-    the ordinal of its raise site within that function, read from the function's source with ``ast``: the
-    statements that raise or build a failure, in source order, and the one that built it among them. A reworded
+    the failure, past any helper that only words a failure for its caller (a function that sets
+    ``__kind_at_caller__ = True``, as ``__tracebackhide__`` hides a frame): its module (without ``autograder.``), the
+    qualified name of the function that holds it, and ``n``, the ordinal of its raise site within that function,
+    read from the function's source with ``ast``: the statements that raise or build a failure (or call such a
+    helper), in source order, and the one that built it among them. A reworded
     message, or a message on more lines, keeps its kind; a new raise site above it renumbers the ones below (the
     signatures are written again: their digest covers the topic's checks). Where the source cannot be read, ``n``
     is the line's offset in the function (``"L<offset>"``).
     """
-    frame = sys._getframe(1)
+    frame, helpers = sys._getframe(1), ()
     while frame is not None and (frame.f_code.co_filename == __file__ or (
-            frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), CheckFailure))):
+            frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), CheckFailure))
+            or frame.f_locals.get("__kind_at_caller__") is True):
+        if frame.f_locals.get("__kind_at_caller__") is True:
+            helpers += (frame.f_code.co_name,)
         frame = frame.f_back
     if frame is None:
         return FAILED_KIND
     module = frame.f_globals.get("__name__", "?").removeprefix("autograder.")
-    found = _site(frame.f_code.co_filename, frame.f_lineno)
+    found = _site(frame.f_code.co_filename, frame.f_lineno, helpers)
     if found is None:
         code = frame.f_code
         return f"{FAILED_KIND} at {module}.{code.co_qualname}:L{frame.f_lineno - code.co_firstlineno}"
@@ -69,7 +81,7 @@ _BUILDS = ("CheckFailure", "UnderReview", "PendingGPU", "fail")
 
 
 @functools.lru_cache(maxsize=256)
-def _site(filename, line):
+def _site(filename, line, helpers=()):
     """``(qualified name of the innermost function holding line, ordinal of its raise site)`` in ``filename``, or
     None when its source cannot be read or the line is in no statement of a function."""
     tree = _tree(filename)
@@ -83,7 +95,8 @@ def _site(filename, line):
     if not containing:
         return None
     site = min(containing, key=lambda s: (s.end_lineno or s.lineno) - s.lineno)
-    sites = sorted({s for s in statements if _raises(s)} | {site}, key=lambda s: (s.lineno, s.col_offset))
+    sites = sorted({s for s in statements if _raises(s, _BUILDS + helpers)} | {site},
+                   key=lambda s: (s.lineno, s.col_offset))
     return name, sites.index(site) + 1
 
 
@@ -125,7 +138,7 @@ def _own_statements(function):
                 pending.extend(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child])
 
 
-def _raises(statement):
+def _raises(statement, builds=_BUILDS):
     """Whether ``statement`` itself (not a block it holds) raises, or builds a failure (``CheckFailure(...)``,
     ``fail(...)``)."""
     if isinstance(statement, ast.Raise):
@@ -135,7 +148,7 @@ def _raises(statement):
         heads += [item.context_expr for item in getattr(statement, "items", ())]
     else:
         heads = [statement]
-    return any(isinstance(node, ast.Call) and _callee(node.func) in _BUILDS
+    return any(isinstance(node, ast.Call) and _callee(node.func) in builds
                for head in heads for node in ast.walk(head))
 
 

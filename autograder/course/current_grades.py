@@ -1,6 +1,7 @@
 """The grades in force: each submission's verdict record in force, with nbgrader's gradebook's current scores.
 
-This is what the printed gradebook, the CSV, Gradescope and Canvas exports and ``pending`` read (``grading.load_report``): the items' statuses, messages and the run's facts come from the record store
+This is what the printed gradebook, the CSV, Gradescope and Canvas exports and ``pending`` read
+(``grading.load_report``): the items' statuses, messages and the run's facts come from the record store
 (``records``), the points from the gradebook as it stands (an automatic score, or the instructor's manual score, plus
 any extra credit; then nbgrader's late penalty), so an adjustment made in the formgrader shows in every export.
 A submission graded by the formgrader's button or plain ``nbgrader autograde`` is there as soon as it is graded.

@@ -258,8 +258,8 @@ _TEST_CELL_NOTES = {DELETED: "its test cell {cell} was deleted from the submissi
 
 
 def test_cell_changes(nb, source, assignment):
-    """``{item id: (DELETED or EDITED, its test cell's id)}`` for each graded item whose test cell the submission deleted
-    or edited (``nb`` with the instructor's metadata restored)."""
+    """``{item id: (DELETED or EDITED, its test cell's id)}`` for each graded item whose test cell the submission
+    deleted or edited (``nb`` with the instructor's metadata restored)."""
     present = {}
     for cell in nb["cells"]:
         cell_id = notebooks.grade_id(cell)

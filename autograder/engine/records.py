@@ -59,7 +59,8 @@ def who(path):
 def new_record(student, assignment, *, status="graded", items=(), seed=None, digest="", graded_by="",
                sandboxed=True, problems=(), **extra):
     record = {"student": student, "assignment": assignment, "status": status,
-              "items": [i.to_dict() if isinstance(i, Verdict) else dict(i) for i in items], "seed": seed, "digest": digest, "sandboxed": bool(sandboxed),
+              "items": [i.to_dict() if isinstance(i, Verdict) else dict(i) for i in items], "seed": seed,
+              "digest": digest, "sandboxed": bool(sandboxed),
               "graded_by": graded_by or who("unknown"), "graded_at": now_iso(), "problems": list(problems),
               "worker": "", "gpu_worker": "", "peak_rss_mb": 0.0, "seconds": 0.0, "changes": []}
     record.update(extra)

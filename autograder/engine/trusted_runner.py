@@ -39,7 +39,7 @@ class CellOutcome:
     error: str = ""      # "ValueError: ..." when it raised, or why it was stopped
     error_type: str = ""     # the exception's type when it raised ("ValueError"); "" when stopped or none
     error_message: str = ""  # the exception's message when it raised
-    stopped: bool = False    # the grader stopped it (a deadline, the worker died, the budget ran out): ``error`` says why
+    stopped: bool = False    # the grader stopped it (a deadline, the worker died, the budget ran out): see error
     seconds: float = 0.0
 
 

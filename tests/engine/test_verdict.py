@@ -8,7 +8,7 @@ import pytest
 from autograder.engine.records import RecordStore, new_record, verdicts
 from autograder.engine.verdict import (CSV_COLUMNS, FAILED, GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW, Verdict,
                                        by_status)
-from autograder.errors import CheckFailure, fail
+from autograder.errors import CheckFailure, fail, named_kind
 
 pytestmark = pytest.mark.quick
 
@@ -89,3 +89,31 @@ def test_a_reworded_message_keeps_its_kind():
         "failed at tests.engine.test_verdict.check_rows:1"
     assert kind_of(0, "one thing") == kind_of(0, "another") == "failed at tests.engine.test_verdict.check_rows:2"
     assert kind_of(1, "named") == "wrong value"      # a kind the check names is its own
+
+
+def fail_with_words(words):
+    """A helper that only words a failure for its caller: the kind is its caller's raise site."""
+    __kind_at_caller__ = True     # noqa: F841 - read by autograder.errors.raise_site
+    raise CheckFailure("check_rows", f"it {words}.")
+
+
+def check_columns(x):
+    if x < 0:
+        fail_with_words("is negative")
+    if x == 0:
+        fail_with_words("is zero")
+
+
+def test_a_helper_that_words_a_failure_gives_its_callers_site():
+    kinds = []
+    for x in (-1, 0):
+        with pytest.raises(CheckFailure) as excinfo:
+            check_columns(x)
+        kinds.append(excinfo.value.kind)
+    assert kinds == ["failed at tests.engine.test_verdict.check_columns:1",
+                     "failed at tests.engine.test_verdict.check_columns:2"]
+
+
+def test_a_named_kind_reads_the_same_on_every_input():
+    assert named_kind("block 2 of 4 recomputed") == named_kind("block 3 of 5 recomputed") == \
+        "failed: block # of # recomputed"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from ...errors import CheckFailure
+from ...errors import CheckFailure, named_kind
 from ...student import describe
 from . import problems
 
@@ -239,7 +239,8 @@ def expect_state_restored(check, expected, now, when, case, against="the saved o
         others = [p for p in differences if p != part]
         raise CheckFailure(check, f"{when}, the {part}'s state is not {against}: {text}."
                                   + (f" The {' and '.join(others)} differ too." if others else "")
-                                  + f"\nCase: {case}", hint=PART_HINTS[part])
+                                  + f"\nCase: {case}", hint=PART_HINTS[part],
+                           kind=named_kind(f"{when}, the {part}'s state is not {against}"))
 
 
 # ------------------------------------------------------------------ the file

@@ -53,7 +53,8 @@ def relay(check, answer):
     __tracebackhide__ = True
     if type(answer) is dict and "failure" in answer:
         detail, hint, measurements, *kind = answer["failure"]
-        raise CheckFailure(check, str(detail), hint=hint, measurements=measurements, kind=str(kind[0]) if kind else None)
+        raise CheckFailure(check, str(detail), hint=hint, measurements=measurements,
+                           kind=str(kind[0]) if kind else None)
     return answer
 
 

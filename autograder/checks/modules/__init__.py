@@ -15,7 +15,7 @@ import torch
 
 from ...compare import expect_close, expect_meta, known_kind
 from ...contracts import exercised, exercised_as
-from ...errors import CheckFailure
+from ...errors import CheckFailure, named_kind
 from ...expected_outputs import oracle as grader_oracle
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_no_forbidden_ops
@@ -92,7 +92,8 @@ def check_affine_parameters(Affine, *, seed=0):
         raise CheckFailure(check, f"Affine().named_parameters() gives {sorted(named)}; expected exactly "
                                   f"['a', 'b']{extra}." if not named or "a" in named or "b" in named else
                                   f"Affine().named_parameters() gives other names, {sorted(named)}; expected exactly "
-                                  f"['a', 'b'].", hint=PARAMETER_HINT)
+                                  f"['a', 'b'].", hint=PARAMETER_HINT,
+                           kind=None if not named or "a" in named or "b" in named else named_kind("other names"))
     if len(list(module.parameters())) != 2:
         raise CheckFailure(check, f"Affine().parameters() yields {len(list(module.parameters()))} tensors; "
                                   "expected 2 (a and b).", hint=PARAMETER_HINT)
@@ -247,7 +248,7 @@ def _layer_text(layer):
 
 def _layers_differ(got, expected):
     """How the layers ``got`` differ from ``expected`` (both as :func:`_layer_text` writes them), in words that name
-    no layer type: the first line of the message makes the failure's kind, the same on every input."""
+    no layer type: they are the failure's kind too, the same on every input."""
     if [t.replace(", bias=False", "") for t in got if t.startswith("Linear(")] != \
             [t for t in expected if t.startswith("Linear(")]:
         return "other Linear layers than the sizes ask for"
@@ -591,7 +592,7 @@ def _expect_output(check, out, expected, x, what, mistakes, hint):
 
 def _told(check, failure, what, mistake, hint):
     """``failure`` told as the known ``mistake`` it looks like (or as it is, for ``None``), the mistake in the first
-    line: the first line makes a failure's kind, so that two mistakes are two kinds (``autograder.feedback``)."""
+    line and as its kind, so that two mistakes are two kinds (``autograder.feedback``)."""
     return CheckFailure(check, f"{what}: {mistake}.\n{failure.detail}" if mistake else failure.detail, hint=hint,
                         kind=known_kind(mistake) if mistake else failure.kind)
 

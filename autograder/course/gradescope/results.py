@@ -11,7 +11,7 @@ the instructor. Gradescope's format: https://gradescope-autograders.readthedocs.
 import datetime
 
 from ...checks import items_of
-from ...engine.verdict import Verdict, by_status
+from ...engine.verdict import GRADER_ERROR, Verdict, by_status
 from ..export import gradescope_results
 from ..late_policy import duration_text, lateness
 
@@ -106,7 +106,8 @@ def late_from_metadata(metadata):
 
 def zero_results(assignment, message, *, feedback, gpu_policy, grader_error=False):
     """Every item 0 with ``message`` (a missing or unreadable notebook), or a grader error that stopped grading."""
-    items = [{"item": item.id, "check": item.name, "score": 0.0, "max_score": item.points, "status": GRADER_ERROR if grader_error else
+    items = [{"item": item.id, "check": item.name, "score": 0.0, "max_score": item.points,
+              "status": GRADER_ERROR if grader_error else
               "failed", "message": message} for item in items_of(assignment)]
     result = results_json({"items": items, "problems": [message]}, assignment, feedback=feedback,
                           gpu_policy=gpu_policy)
