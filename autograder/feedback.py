@@ -47,9 +47,9 @@ def looks_like(mistakes, seen, *, hidden=True):
     1. its signature is ``seen`` exactly (the same items failed, each with the same kind), and no mistake told
        otherwise leaves that signature; and
     2. the signature holds evidence of its own: at least one failure whose kind says more than that a result is
-       wrong (a check's own words for what is wrong, a known result, an exception's type, a kind of non-finite
-       value...). A signature of generic kinds only (:func:`generic`: "wrong value", "<what> differs from the
-       reference") is what many mistakes leave, a mutant's or not: the set of failed items alone names nothing.
+       wrong (a check's own branch for what is wrong, a known result, an exception's type, a kind of non-finite
+       value...). A signature of generic kinds only (:func:`generic`: "wrong value") is what many mistakes leave,
+       a mutant's or not: the set of failed items alone names nothing.
        Where a mistake's evidence is generic, its check must measure what tells it apart (a known result,
        ``compare.expect_close(known=...)``) for it to be named.
 
@@ -72,8 +72,8 @@ def looks_like(mistakes, seen, *, hidden=True):
 
 def generic(kind):
     """Whether a failure's kind says no more than that a result is wrong: what any mistake of that function may
-    leave ("wrong value", "failed: <what> differs from the reference")."""
-    return kind == "wrong value" or kind.endswith("differs from the reference")
+    leave ("wrong value": ``compare.expect_close``'s difference from the reference, whatever it compared)."""
+    return kind == "wrong value"
 
 
 def name_mistake(results, mistakes, *, hidden=True):
