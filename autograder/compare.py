@@ -111,9 +111,10 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
 
     ``expected`` is usually a float64 reference; both are compared in float64. ``equal_nan`` for a check whose
     reference is NaN where the exercise asks for NaN (a sum over a NaN); elsewhere NaN is a mistake.
-    ``known``: ``((words, mistake, hint), ...)``, the known mistakes whose result follows from the reference
+    ``known``: ``((words, mistake, hint[, name]), ...)``, the known mistakes whose result follows from the reference
     (``mistake(expected)``, in float64): a result that matches one within the same tolerance is told as that mistake,
-    "<what> is <words>", with its own hint, rather than as a difference to read. A result that matches two is told
+    "<what> is <words>", with its own hint, rather than as a difference to read; its kind is ``known_kind(name)``
+    (``name``: the words, unless one mistake reached by several routes gives each the same name). A result that matches two is told
     as a difference: this input cannot tell those mistakes apart, and naming one could name the wrong one.
     """
     __tracebackhide__ = True
@@ -128,13 +129,13 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     except AssertionError as error:
-        matched = [(words, known_hint) for words, mistake, known_hint in known
+        matched = [(words, known_hint, (name or [words])[0]) for words, mistake, known_hint, *name in known
                    if _matches(a, _on_cpu(mistake(e), like=a), rtol=rtol, atol=atol, equal_nan=equal_nan)]
         if len(matched) == 1:
-            (words, known_hint), = matched
+            (words, known_hint, name), = matched
             raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + context(inputs)
                                + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint,
-                               kind=known_kind(words)) from None
+                               kind=known_kind(name)) from None
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
         # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
         kind = not_finite_kind(a[torch.isfinite(e)]) if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) \
