@@ -588,15 +588,19 @@ def check_predict_no_graph(predict, *, seed=0, cases=3):
         model, x, _ = problems.build_model(plan)
         _expect_close(check, entry["out"], oracle("memory.predictions", model, x), what="predict(model, x)",
                       case=case, hint=hint)
-        found = [text for present, text in (
-            (entry.get("requires_grad"), "its result requires grad"),
-            (entry.get("kept_bytes"), f"autograd kept {entry.get('kept_bytes')} bytes for backward during the call"),
-            (entry.get("param_grads"), f"{entry.get('param_grads')} parameters got a gradient")) if present]
+        facts = [(label, text) for present, label, text in (
+            (entry.get("requires_grad"), "result requires grad", "its result requires grad"),
+            (entry.get("kept_bytes"), "bytes kept",
+             f"autograd kept {entry.get('kept_bytes')} bytes for backward during the call"),
+            (entry.get("param_grads"), "parameters got a gradient",
+             f"{entry.get('param_grads')} parameters got a gradient")) if present]
+        found = [text for _, text in facts]
         if found:
             # the model left in eval mode is told first: eval() changes dropout and batch norm, not autograd
             evaluated = ("predict switched the model to eval mode, which does not switch autograd off, and "
                          if entry.get("training") is False else "")
             raise CheckFailure(check, f"{evaluated}predict built a graph: {'; '.join(found)}.\nCase: {case}",
-                               kind="failed: built a graph in eval mode" if evaluated else "failed: built a graph",
+                               kind=named_kind(f"built a graph{' in eval mode' if evaluated else ''}: "
+                                               + "; ".join(label for label, _ in facts)),
                                hint=hint + " `.detach()` on the result comes too late: the graph was built and its "
                                            "activations kept during the forward pass.")

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "ce9d3a100cf1d1e2"
+DIGEST = "a66a8c868ac3ce22"
 
 MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
   'says': 'saved_bytes counts elements, not bytes.',
@@ -89,9 +89,9 @@ MISTAKES = ({'id': 'saved_bytes counts elements, not bytes',
  {'id': 'predict detaches the result instead of no_grad',
   'says': 'predict detaches the result instead of running without grad, so the graph is still built during the '
           'call.',
-  'signature': {'predict_no_graph': 'failed: built a graph'},
-  'visible': {'predict_no_graph': 'failed: built a graph'}},
+  'signature': {'predict_no_graph': 'failed: built a graph: bytes kept'},
+  'visible': {'predict_no_graph': 'failed: built a graph: bytes kept'}},
  {'id': 'predict switches to eval mode instead of no_grad',
   'says': 'predict switches the model to eval mode instead of running without grad.',
-  'signature': {'predict_no_graph': 'failed: built a graph in eval mode'},
-  'visible': {'predict_no_graph': 'failed: built a graph in eval mode'}})
+  'signature': {'predict_no_graph': 'failed: built a graph in eval mode: result requires grad; bytes kept'},
+  'visible': {'predict_no_graph': 'failed: built a graph in eval mode: result requires grad; bytes kept'}})
