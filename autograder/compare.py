@@ -4,6 +4,8 @@ Built on ``torch.testing.assert_close`` (which reports mismatched elements and t
 greatest differences); we add what the check was doing, the input that failed and a hint.
 """
 
+import re
+
 import torch
 
 from .errors import CheckFailure
@@ -54,7 +56,7 @@ def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inpu
     for words, known, known_hint in known_shapes:
         if shape is not None and tuple(value.shape) == tuple(known) != tuple(shape):
             raise CheckFailure(check, f"{what} has shape {list(value.shape)}, the shape of {words}; expected "
-                                      f"{list(shape)}." + context(inputs), hint=known_hint)
+                                      f"{list(shape)}." + context(inputs), hint=known_hint, kind=known_kind(words))
     if shape is not None and tuple(value.shape) != tuple(shape):
         raise CheckFailure(check, f"{what} has shape {list(value.shape)}, expected {list(shape)}." + context(inputs),
                            hint=hint or SHAPE_HINT, kind="wrong shape")
@@ -66,6 +68,12 @@ def expect_meta(check, value, *, what, shape=None, dtype=None, device=None, inpu
         raise CheckFailure(check, f"{what} is on {value.device}, expected {device}." + context(inputs),
                            hint="Create new tensors with `device=x.device`; never hard-code `.cuda()` or `.cpu()`.",
                            kind="wrong device")
+
+
+def known_kind(words):
+    """The kind of a failure told as a known mistake: "known: " and the name the check gives that mistake
+    (``known=``/``known_shapes=``'s words), its numbers masked, so that it reads the same on every input."""
+    return "known: " + re.sub(r"\d+", "#", words)
 
 
 def dtype_kind(got, expected):
@@ -103,9 +111,10 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
 
     ``expected`` is usually a float64 reference; both are compared in float64. ``equal_nan`` for a check whose
     reference is NaN where the exercise asks for NaN (a sum over a NaN); elsewhere NaN is a mistake.
-    ``known``: ``((words, mistake, hint), ...)``, the known mistakes whose result follows from the reference
+    ``known``: ``((words, mistake, hint[, name]), ...)``, the known mistakes whose result follows from the reference
     (``mistake(expected)``, in float64): a result that matches one within the same tolerance is told as that mistake,
-    "<what> is <words>", with its own hint, rather than as a difference to read. A result that matches two is told
+    "<what> is <words>", with its own hint, rather than as a difference to read; its kind is ``known_kind(name)``
+    (``name``: the words, unless one mistake reached by several routes gives each the same name). A result that matches two is told
     as a difference: this input cannot tell those mistakes apart, and naming one could name the wrong one.
     """
     __tracebackhide__ = True
@@ -120,12 +129,13 @@ def expect_close(check, actual, expected, *, what, inputs=None, rtol=None, atol=
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     except AssertionError as error:
-        matched = [(words, known_hint) for words, mistake, known_hint in known
+        matched = [(words, known_hint, (name or [words])[0]) for words, mistake, known_hint, *name in known
                    if _matches(a, _on_cpu(mistake(e), like=a), rtol=rtol, atol=atol, equal_nan=equal_nan)]
         if len(matched) == 1:
-            (words, known_hint), = matched
+            (words, known_hint, name), = matched
             raise CheckFailure(check, f"{what} is {words}, not what the exercise asks for." + context(inputs)
-                               + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint) from None
+                               + "\n" + expected_and_got(actual.detach().cpu(), e, a), hint=known_hint,
+                               kind=known_kind(name)) from None
         details = "\n".join(line for line in str(error).splitlines() if line.strip())
         # NaN or infinity where the reference is finite is another mistake than a finite value off (0 / 0, overflow)
         kind = not_finite_kind(a[torch.isfinite(e)]) if bool((~torch.isfinite(a) & torch.isfinite(e)).any()) \

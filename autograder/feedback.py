@@ -17,8 +17,6 @@ Pure functions over results (anything with ``item``, ``check``, ``status``, ``ki
 topic is imported here; the engine passes the topic's table in.
 """
 
-import re
-
 FAILED = "failed"
 UNKNOWN = "not implemented"       # an item of a function not written yet: compared with no signature
 NOT_NAMED = {"missing", "crashed", ""}   # a grade with one of these says nothing about a mistake
@@ -49,9 +47,9 @@ def looks_like(mistakes, seen, *, hidden=True):
     1. its signature is ``seen`` exactly (the same items failed, each with the same kind), and no mistake told
        otherwise leaves that signature; and
     2. the signature holds evidence of its own: at least one failure whose kind says more than that a result is
-       wrong (a check's own words for what is wrong, a known result, an exception's type, a kind of non-finite
-       value...). A signature of generic kinds only (:func:`generic`: "wrong value", "<what> differs from the
-       reference") is what many mistakes leave, a mutant's or not: the set of failed items alone names nothing.
+       wrong (a check's own branch for what is wrong, a known result, an exception's type, a kind of non-finite
+       value...). A signature of generic kinds only (:func:`generic`: "wrong value") is what many mistakes leave,
+       a mutant's or not: the set of failed items alone names nothing.
        Where a mistake's evidence is generic, its check must measure what tells it apart (a known result,
        ``compare.expect_close(known=...)``) for it to be named.
 
@@ -74,8 +72,8 @@ def looks_like(mistakes, seen, *, hidden=True):
 
 def generic(kind):
     """Whether a failure's kind says no more than that a result is wrong: what any mistake of that function may
-    leave ("wrong value", "failed: <what> differs from the reference")."""
-    return kind == "wrong value" or kind.endswith("differs from the reference")
+    leave ("wrong value": ``compare.expect_close``'s difference from the reference, whatever it compared)."""
+    return kind == "wrong value"
 
 
 def name_mistake(results, mistakes, *, hidden=True):
@@ -90,12 +88,6 @@ def name_mistake(results, mistakes, *, hidden=True):
     first.message += f"\n{LOOKS_LIKE}{found['says']}"
     first.evidence["looks_like"] = found["id"]
     return found
-
-
-def kind_of(failure):
-    """The kind of a :class:`~autograder.errors.CheckFailure` as a grade records it: its own, or "failed: " and the
-    fixed words of its message (:func:`skeleton`) when it has none."""
-    return failure.kind if failure.kind != FAILED else f"{FAILED}: {skeleton(failure.detail)}"
 
 
 def live_hint(mistakes, observed, current, *, hidden=False):
@@ -143,21 +135,3 @@ def _sentence(text):
     """``text`` on one line, ending with a full stop (a cause can end with the student's own line of code)."""
     text = " ".join(text.split())
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|<[^<>]*>")
-_QUOTED = re.compile(r"`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"]*\"")
-_NUMBER = re.compile(r"[-+]?\d[\d.,_eE+-]*")
-
-
-def skeleton(detail, words=12):
-    """The fixed words of a check's own message, for a failure with no kind of its own: its first line without what
-    varies with the input (anything in brackets or quotes, numbers), so that the same branch of a check reads the
-    same on every input and every seed. ``"failed: " + skeleton`` is then the failure's kind."""
-    line = detail.splitlines()[0] if detail else ""
-    line = _QUOTED.sub(" ", line)
-    for _ in range(4):                       # nested brackets, innermost first
-        line = _BRACKETED.sub(" ", line)
-    line = _NUMBER.sub("#", line)
-    kept = [w for w in line.replace(",", " ").replace(";", " ").split() if w.strip(".:")]
-    return " ".join(kept[:words]).rstrip(".:")

@@ -88,7 +88,7 @@ def _described_call(name, args, kwargs, names):
 def _with_call(failure, name, args, kwargs, wrt, names):
     """``failure`` with the full call appended: pasteable when small, described otherwise (not for a function
     that is not written yet: any call shows that)."""
-    if "not implemented yet" in failure.detail:
+    if failure.kind == "not implemented":
         return failure
     pasteable = call_source(name, args, kwargs, wrt=wrt)
     if pasteable:

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = "autograder"
 GRADER_ONLY = ("oracles", "course", "engine")   # folders of the package that the kit leaves out ...
 STUDENT_MODULES = {"course": ("__init__.py", "cli.py", "selfcheck.py"),                 # ... but these of them
-                   "engine": ("__init__.py", "results.py", "notebooks.py")}
+                   "engine": ("__init__.py", "results.py", "verdict.py", "notebooks.py")}
 STUDENT_COURSE_MODULES = STUDENT_MODULES["course"]
 SUFFIXES = (".py",)
 

@@ -29,7 +29,6 @@ import secrets
 from dataclasses import dataclass, field
 
 from .errors import CheckFailure
-from .feedback import kind_of
 from .settings import settings
 
 GRADING_ENV = "AUTOGRADER_GRADING"        # "1": a process started to compute an official grade (read, never set here)
@@ -163,7 +162,7 @@ _OBSERVED = {}   # topic -> {item id: kind of its last failure, "" when it last 
 def observe(item, failure):
     """Remember how ``item``'s check last ended in this process (a notebook's test cells, one item per cell), for the
     hint that names a known mistake on a failed cell (``autograder.checks.live_hint``)."""
-    _OBSERVED.setdefault(item.topic, {})[item.id] = "" if failure is None else kind_of(failure)
+    _OBSERVED.setdefault(item.topic, {})[item.id] = "" if failure is None else failure.kind
 
 
 def observed(topic):

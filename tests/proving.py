@@ -65,7 +65,7 @@ def failing_among(topic, namespace, names, seed=0):
 
 
 def run_check(check, namespace, **kwargs):
-    """One call of a declared check (its visible variant, with ``kwargs``) as an ItemResult."""
+    """One call of a declared check (its visible variant, with ``kwargs``) as a Verdict."""
     return grade_item(check.item, namespace, hidden=False, **kwargs)
 
 

@@ -26,7 +26,8 @@ class ItemStats:
     check: str
     max_score: float
     counts: Counter = field(default_factory=Counter)       # status -> students
-    messages: Counter = field(default_factory=Counter)     # (check, property) -> students who failed with it
+    messages: Counter = field(default_factory=Counter)     # (check, property) -> students who failed with it: one
+                                                           # property per kind of failure, in its first words
     strong: int = 0            # strong students (on the other items) graded on this item
     strong_failed: int = 0
     weak: int = 0
@@ -111,7 +112,7 @@ def analyse(assignment, records):
             if item["item"] not in stats:
                 stats[item["item"]] = ItemStats(item["item"], item.get("check", ""), float(item.get("max_score", 0)))
                 order.append(item["item"])
-    totals = []
+    totals, shown = [], {}      # shown: (check, kind) -> the words of the first failure of that kind
     for record in graded:
         items = {i["item"]: i for i in record["items"]}
         earned = sum(float(i.get("score", 0)) for i in items.values())
@@ -121,8 +122,9 @@ def analyse(assignment, records):
             entry = stats[item_id]
             status = item.get("status", FAILED)
             entry.counts[status] += 1
-            if status == FAILED:
-                entry.messages[message_key(item.get("check", ""), item.get("message", ""))] += 1
+            if status == FAILED:      # failures are grouped by their kind (a record's data), shown in words
+                words = message_key(item.get("check", ""), item.get("message", ""))
+                entry.messages[shown.setdefault((words[0], item.get("kind") or words[1]), words)] += 1
             if status not in (PASSED, FAILED):
                 continue
             rest_possible = possible - float(item.get("max_score", 0))

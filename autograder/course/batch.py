@@ -29,7 +29,7 @@ from ..engine import jobs
 from ..engine.records import KeptResults
 from ..settings import as_dict as settings_now
 from .executors import DaskExecutor, executor_for
-from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now, save_report,
+from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now,
                       settle_lateness, submission_path)
 from .progress import Progress, counted, duration
 
@@ -159,20 +159,13 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
         waiting = collections.deque(todo)
         ready = {p.index for p in plans if p.action in ("keep", "record")}
         by_index = {p.index: p for p in plans}
-        # the report saved every 2 s while grading: the first save reads every submission, the next ones only those
-        # written since (save_report); the save at the end reads all again
-        state = {"written": 0, "saved": time.monotonic(), "snapshot": None, "changed": []}
+        written = 0        # the pairs written so far, in their order: each as soon as it and those before are ready
 
         def write_ready():
-            while state["written"] < len(plans) and plans[state["written"]].index in ready:
-                plan = plans[state["written"]]
-                results[plan.index] = _write(course, plan, seed, sandbox, out)
-                state["written"] += 1
-                state["changed"].append(plan.key)
-                if time.monotonic() - state["saved"] > 2:
-                    state["snapshot"] = save_report(course, state["snapshot"], state["changed"])
-                    state["changed"] = []
-                    state["saved"] = time.monotonic()
+            nonlocal written
+            while written < len(plans) and plans[written].index in ready:
+                results[plans[written].index] = _write(course, plans[written], seed, sandbox, out)
+                written += 1
 
         def refill():
             while waiting and len(executor) < window:
@@ -199,7 +192,6 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
             ready.add(plan.index)
             refill()            # the workers grade the next jobs while this process writes the gradebook
             write_ready()
-        save_report(course)
     finally:
         out.close()
         if own:

@@ -1,7 +1,7 @@
 """The grades in force: each submission's verdict record in force, with nbgrader's gradebook's current scores.
 
-This is what the printed gradebook, ``grading-report.json``, the CSV, Gradescope and Canvas exports and ``pending``
-read (``grading.load_report``): the items' statuses, messages and the run's facts come from the record store
+This is what the printed gradebook, the CSV, Gradescope and Canvas exports and ``pending`` read
+(``grading.load_report``): the items' statuses, messages and the run's facts come from the record store
 (``records``), the points from the gradebook as it stands (an automatic score, or the instructor's manual score, plus
 any extra credit; then nbgrader's late penalty), so an adjustment made in the formgrader shows in every export.
 A submission graded by the formgrader's button or plain ``nbgrader autograde`` is there as soon as it is graded.
@@ -18,7 +18,7 @@ from pathlib import Path
 from ..checks import items_of
 from ..settings import settings
 from ..engine.records import RecordStore
-from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+from ..engine.verdict import Verdict, by_status
 
 LATE_FIELDS = {"submitted_at": "", "due": "", "seconds_late": 0.0, "late_percent": 0.0, "late_penalty": 0.0,
                "late_note": ""}
@@ -34,16 +34,12 @@ def entry_of(record, scores=None, late=None):
     "auto", "manual", "extra_credit"}}``; None: not in the gradebook) and lateness."""
     entry = {key: value for key, value in record.items() if key != "items"}
     items = record.get("items", [])
-    by_status = {s: [i["item"] for i in items if i.get("status") == s] for s in (PENDING, GRADER_ERROR, UNDER_REVIEW)}
-    entry.update(pending=by_status[PENDING], grader_errors=by_status[GRADER_ERROR],
-                 under_review=by_status[UNDER_REVIEW],
-                 messages={i["item"]: i.get("message", "") for i in items
-                           if i.get("status") != PASSED and i.get("message")},
-                 notes={i["item"]: i["note"] for i in items if i.get("note")},
-                 items=items, **LATE_FIELDS)
+    verdicts = [Verdict.from_dict(i) for i in items]
+    entry.update(**by_status(verdicts), notes={v.item: v.note for v in verdicts if v.note}, items=items,
+                 **LATE_FIELDS)
     grades = zero_grades(record["assignment"])
-    for item in items:
-        grades[item["item"]] = [float(item.get("score", 0.0)), float(item.get("max_score", 0.0))]
+    for verdict in verdicts:
+        grades[verdict.item] = [float(verdict.score), float(verdict.max_score)]
     entry["auto"], entry["manual"], entry["extra_credit"] = {}, {}, {}
     if scores and record.get("status") != "missing":
         for item_id, found in scores.items():

@@ -1,19 +1,20 @@
 """Export grades: CSV (one table per assignment, or one wide table), and Gradescope's ``results.json``.
 
 Scores come from nbgrader's gradebook as it stands (manual scores and extra credit included), pending GPU items,
-grader errors and each check's message from the verdict record in force (``current_grades``, through
-``grading.save_report``, which writes ``grading-report.json`` afresh: an export leaves the snapshot equal to it);
-item names and points come from the grading spec, so a missing submission shows its full
+grader errors and each check's message from the verdicts of the record in force (``current_grades``, through
+``grading.load_report``); item names and points come from the grading spec, so a missing submission shows its full
 maximum. A gradebook that is missing or does not match the records stops every export before it writes anything
 (``gradebook_state``).
 """
 
 import csv
+import dataclasses
 import json
 from pathlib import Path
 
 from ..checks import items_of, max_points
-from .grading import points, save_report, score_after_penalty
+from ..engine.verdict import FAILED, GRADER_ERROR, PENDING, Verdict
+from .grading import load_report, points, score_after_penalty
 
 # score: the points earned, before any late penalty; late_penalty: the points taken for lateness (nbgrader's);
 # total: what counts, score - late_penalty
@@ -29,13 +30,24 @@ def _records(report, assignment):
     return [report[key] for key in sorted(report) if report[key]["assignment"] == assignment]
 
 
-def _item_cell(record, item):
-    if item.id in record.get("grader_errors", []):
-        return "grader error"
-    if item.id in record.get("pending", []):
-        return "pending"
+def verdicts_in_force(record, assignment):
+    """``{item id: Verdict}`` of every graded item of ``assignment`` in a submission's entry of the grades in force
+    (``current_grades``): the record's verdict, with the gradebook's points (a manual score, extra credit); an item
+    the record lacks (nothing submitted, or not graded) failed with 0 of its points and no message."""
+    recorded = {i["item"]: Verdict.from_dict(i) for i in record.get("items", [])}
     grades = record.get("grades", {})
-    return f"{grades[item.id][0]:g}" if item.id in grades else ""
+    found = {}
+    for item in items_of(assignment):
+        verdict = recorded.get(item.id) or Verdict(item.id, item.name, FAILED, 0.0, item.points)
+        score, maximum = grades.get(item.id, [0.0, item.points])
+        found[item.id] = dataclasses.replace(verdict, score=score, max_score=maximum)
+    return found
+
+
+def _item_cell(record, verdicts, item):
+    verdict = verdicts[item.id]
+    return verdict.csv_cell() if verdict.status in (GRADER_ERROR, PENDING) or item.id in record.get("grades", {}) \
+        else ""
 
 
 def export_assignment_csv(course, path, assignment):
@@ -44,7 +56,7 @@ def export_assignment_csv(course, path, assignment):
     from .similarity import nearest_column
 
     items = items_of(assignment)
-    report = save_report(course)      # first: a gradebook that cannot be trusted stops it before the file is made
+    report = load_report(course)      # first: a gradebook that cannot be trusted stops it before the file is made
     neighbours = nearest_column(course, assignment)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -57,14 +69,15 @@ def export_assignment_csv(course, path, assignment):
                              record.get("due", ""), f"{record.get('seconds_late', 0.0):g}",
                              f"{record.get('late_percent', 0.0):g}", f"{record.get('late_penalty', 0.0):g}",
                              f"{score_after_penalty(record):g}"]
-                            + [_item_cell(record, item) for item in items] + [neighbours.get(record["student"], "")])
+                            + [_item_cell(record, verdicts_in_force(record, assignment), item) for item in items]
+                            + [neighbours.get(record["student"], "")])
     return Path(path)
 
 
 def export_wide_csv(course, path, assignments):
     """One row per student: each assignment's score after any late penalty (``pending`` noted), and the total out of
     the course maximum."""
-    report = save_report(course)
+    report = load_report(course)
     students = sorted({record["student"] for record in report.values()})
     possible = sum(max_points(a) for a in assignments)
     with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -92,31 +105,8 @@ def export_csv(course, path, assignments, wide=False):
 
 def gradescope_results(record, assignment):
     """Gradescope's autograder ``results.json`` for one submission's report record, as a dict."""
-    grades, messages = record.get("grades", {}), record.get("messages", {})
-    tests = []
-    for item in items_of(assignment):
-        score, maximum = grades.get(item.id, [0.0, item.points])
-        if item.id in record.get("pending", []):
-            status = "pending"
-        elif item.id in record.get("grader_errors", []):
-            status = "grader error"
-        else:
-            status = "passed" if maximum and score >= maximum else "failed"
-        entry = {"name": item.id, "score": score, "max_score": maximum,
-                 "status": "passed" if status == "passed" else "failed"}
-        if status == "pending":
-            entry["output"] = messages.get(item.id, "pending: needs a GPU")
-            entry["tags"] = ["pending: needs a GPU"]
-        elif status == "grader error":     # the grader's problem, not the student's: the record's neutral message
-            entry["output"] = messages.get(item.id, "")
-            entry["tags"] = ["grader error: to be regraded"]
-        elif item.id in messages:
-            entry["output"] = messages[item.id]
-            if item.id in record.get("under_review", []):
-                entry["tags"] = ["under review: the instructor decides"]
-        elif record.get("status") == "missing":
-            entry["output"] = "not submitted"
-        tests.append(entry)
+    missing = record.get("status") == "missing"
+    tests = [verdict.to_gradescope(missing=missing) for verdict in verdicts_in_force(record, assignment).values()]
     # the tests' scores are the points earned; the submission's score is after the late penalty
     result = {"score": round(sum(t["score"] for t in tests) - (record.get("late_penalty") or 0.0), 6), "tests": tests,
               "visibility": "visible"}
@@ -135,7 +125,7 @@ def gradescope_results(record, assignment):
 def export_gradescope(course, out_dir, assignments):
     """Write ``out_dir/<student>/<assignment>/results.json`` for every recorded submission."""
     written = []
-    report = save_report(course)
+    report = load_report(course)
     for key in sorted(report):
         student, assignment = key.split("/")
         if assignment not in assignments:

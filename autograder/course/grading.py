@@ -8,14 +8,10 @@ check here, so a hanging or memory-hungry submission costs its own points and
 nothing else; its ``RecordedGrades`` step writes the gradebook from the run's
 verdict record and appends the record to ``grading-records/`` (``records``). A
 submission that could not be graded (or was not submitted) gets a record saying
-so, written here. ``grading-report.json`` is a snapshot of the grades in force
-(``current_grades``), written at the end of a batch; ``load_report`` reads them live.
+so, written here. ``load_report`` reads the grades in force (``current_grades``), live.
 """
 
-import json
-import os
 import re
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field, fields
@@ -90,14 +86,18 @@ def submission_path(course, student, assignment):
     return Path(course) / "submitted" / student / assignment / f"{assignment}.ipynb"
 
 
+TOO_BIG = "too big"    # inspect_submission: over the size limit, so never read (nbgrader neither)
+
+
 def inspect_submission(course, student, assignment):
-    """Problems nbgrader would hide or choke on: missing file, invalid JSON, deleted graded cells."""
+    """``(status, problems)``: what nbgrader would hide or choke on. The status is "graded" (deleted graded cells
+    are a problem, graded all the same), "missing", "error" (invalid JSON) or :data:`TOO_BIG`."""
     path = submission_path(course, student, assignment)
     if not path.exists():
         return "missing", [f"no notebook submitted ({path.name})"]
     size_mb = path.stat().st_size / 2**20
     if size_mb > settings.grading.max_notebook_mb:
-        return "error", [f"{path.name} is {size_mb:.0f} MB, over the limit of {settings.grading.max_notebook_mb:g} MB "
+        return TOO_BIG, [f"{path.name} is {size_mb:.0f} MB, over the limit of {settings.grading.max_notebook_mb:g} MB "
                          "(settings.grading.max_notebook_mb); it was not read or graded"]
     try:
         nb = notebooks.read(path)
@@ -168,7 +168,7 @@ def autograde(course, student, assignment, seed=None, sandbox=True, replay=False
     status, problems = inspect_submission(course, student, assignment)
     if status == "missing":
         return record_missing(course, student, assignment, seed, sandbox)
-    if status == "error" and _refused(problems):      # over the size limit: nbgrader never reads it
+    if status == TOO_BIG:      # over the size limit: nbgrader never reads it
         write_notice(course, student, assignment, submission_path(course, student, assignment).name, problems)
         return record_error(course, student, assignment, problems, seed, sandbox)
     store = RecordStore(course)
@@ -218,10 +218,6 @@ def record_missing(course, student, assignment, seed, sandbox, graded_by="python
     return result_now(course, student, assignment)
 
 
-def _refused(problems):
-    return any("was not read or graded" in p for p in problems)
-
-
 _APIS = {}
 
 
@@ -269,25 +265,6 @@ def nbgrader_cause(text):
         return specific[0][:300]
     raised = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b", line)]
     return (raised or errors or lines or ["(no output)"])[-1][:300]
-
-
-REPORT = "grading-report.json"
-
-
-def save_report(course, snapshot=None, changed=()):
-    """Write ``grading-report.json``: a snapshot of the grades in force (``current_grades.current``), atomically:
-    the file is always either the old snapshot or the new one; returns it.
-
-    With ``snapshot`` (what this process wrote last), only the ``changed`` submissions are read again: a batch
-    saves every 2 s what it has recorded so far, and reading every submission's grades from the gradebook each time
-    grew with the class (0.37 s a save, 14 s of a 92-submission batch's 168 s); the batch's last save reads all."""
-    path = Path(course) / REPORT
-    records = current(course) if snapshot is None else {**snapshot, **current(course, only=changed)}
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grading-report-", suffix=".json")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(records, out, indent=1, sort_keys=True)
-    os.replace(tmp, path)
-    return records
 
 
 def load_report(course):

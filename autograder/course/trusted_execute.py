@@ -26,7 +26,7 @@ from traitlets import Bool, Int, List, Unicode
 
 from ..engine import notebooks
 from ..engine.records import KeptResults, RecordStore, apply_decisions, new_record, who
-from ..engine.results import GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW, ItemResult
+from ..engine.verdict import Verdict
 from ..spec import new_run_seed
 from .gradebook_schema import read_in_process
 
@@ -77,7 +77,7 @@ class TrustedExecute(Execute):
         resources[RECORD] = record
         grade = grade_from_data(data)
         if decided:
-            now = {i["item"]: ItemResult(**i) for i in record["items"] if i["item"] in decided}
+            now = {i["item"]: Verdict.from_dict(i) for i in record["items"] if i["item"] in decided}
             grade.items = [now.get(r.item, r) for r in grade.items]
         write_verdicts(nb, topic, grade)
         return nb, resources
@@ -94,23 +94,15 @@ def write_verdicts(nb, topic, grade):
         key = notebooks.grade_id(cell) or f"cell {index}"
         cell["outputs"] = []
         if key in results:
-            result = results[key]
-            if result.status == PASSED:
-                cell["outputs"].append(new_output("stream", name="stdout", text=f"{result.check}: passed\n"))
-            elif result.status in (GRADER_ERROR, UNDER_REVIEW):   # not the student's failure: no traceback
-                cell["outputs"].append(new_output("stream", name="stdout", text=f"{result.check}: {result.message}\n"))
-            else:
-                name = "PendingGPU" if result.status == PENDING else "CheckFailure"
-                cell["outputs"].append(new_output("error", ename=name, evalue=result.message,
-                                                  traceback=[f"{name}: {result.message}"]))
+            cell["outputs"].append(new_output(**results[key].to_feedback()))
         elif key in outcomes:
             outcome = outcomes[key]
             printed, traceback = split_traceback(outcome.output, outcome.error)
             if printed:
                 cell["outputs"].append(new_output("stream", name="stdout", text=printed))
             if outcome.error:
-                ename, _, evalue = outcome.error.partition(": ")
-                cell["outputs"].append(new_output("error", ename=ename or "Error", evalue=evalue,
+                cell["outputs"].append(new_output("error", ename=outcome.error_type or "Error",
+                                                  evalue=outcome.error_message or outcome.error,
                                                   traceback=traceback or [outcome.error]))
 
 
@@ -140,7 +132,8 @@ class RecordedGrades(SaveAutoGrades):
     course_root = Unicode("", help="the course directory (the record store lives there)").tag(config=True)
 
     def preprocess(self, nb, resources):
-        self._verdicts = {f"test_{i['item']}": i for i in (resources.get(RECORD) or {}).get("items", [])}
+        verdicts = [Verdict.from_dict(i).to_gradebook() for i in (resources.get(RECORD) or {}).get("items", [])]
+        self._verdicts = {v["name"]: v for v in verdicts}
         nb, resources = super().preprocess(nb, resources)
         if resources.get(RECORD):
             RecordStore(self.course_root or ".").append(resources[RECORD])
@@ -151,9 +144,8 @@ class RecordedGrades(SaveAutoGrades):
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
         verdict = self._verdicts.get(grade.name)
-        grade.auto_score = float(verdict["score"]) if verdict else 0.0
-        grade.needs_manual_grade = grade.manual_score is not None or bool(
-            verdict and verdict.get("status") in (GRADER_ERROR, UNDER_REVIEW))
+        grade.auto_score = verdict["auto_score"] if verdict else 0.0
+        grade.needs_manual_grade = grade.manual_score is not None or bool(verdict and verdict["needs_manual_grade"])
         self.gradebook.db.commit()
 
 

@@ -27,8 +27,8 @@ from .. import settings as settings_module
 from ..checks import items_of
 from ..spec import grading_run
 from . import notebooks
-from .results import ItemResult
 from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for
+from .verdict import Verdict
 
 CUDA = "cuda"
 
@@ -252,22 +252,33 @@ def _mapped_bytes():
     return 0
 
 
-def test_cell_notes(nb, source, assignment):
-    """``{item id: note}`` for each graded item whose test cell the submission deleted or edited (``nb`` with the
-    instructor's metadata restored): the item is graded from the spec all the same, and the record says so."""
+DELETED, EDITED = "deleted", "edited"
+_TEST_CELL_NOTES = {DELETED: "its test cell {cell} was deleted from the submission: graded from the spec",
+                    EDITED: "its test cell {cell} was edited: graded from the spec (the edit is ignored)"}
+
+
+def test_cell_changes(nb, source, assignment):
+    """``{item id: (DELETED or EDITED, its test cell's id)}`` for each graded item whose test cell the submission
+    deleted or edited (``nb`` with the instructor's metadata restored)."""
     present = {}
     for cell in nb["cells"]:
         cell_id = notebooks.grade_id(cell)
         if cell_id and cell.get("cell_type") == "code":
             present.setdefault(cell_id, notebooks.source_text(cell))
-    notes = {}
+    found = {}
     for item in items_of(assignment):
         mine = (source.get(item.cell_id) or {}).get("source")
         if item.cell_id not in present:
-            notes[item.id] = f"its test cell {item.cell_id} was deleted from the submission: graded from the spec"
+            found[item.id] = DELETED, item.cell_id
         elif mine is not None and present[item.cell_id].strip() != without_hidden_tests(mine).strip():
-            notes[item.id] = f"its test cell {item.cell_id} was edited: graded from the spec (the edit is ignored)"
-    return notes
+            found[item.id] = EDITED, item.cell_id
+    return found
+
+
+def test_cell_notes(changes):
+    """``{item id: note}`` for :func:`test_cell_changes`: the item is graded from the spec all the same, and the
+    record says so."""
+    return {item: _TEST_CELL_NOTES[change].format(cell=cell) for item, (change, cell) in changes.items()}
 
 
 def without_hidden_tests(text):
@@ -295,8 +306,9 @@ def submitted_facts(course, student, assignment, notebook=None):
         return {"digest": "", "notes": {}, "problems": []}
     source = source_map(course, assignment, notebook)
     dropped = restore_metadata(nb, source)
-    notes = test_cell_notes(nb, source, assignment)
-    deleted = [item.cell_id for item in items_of(assignment) if "was deleted" in notes.get(item.id, "")]
+    changed = test_cell_changes(nb, source, assignment)
+    notes = test_cell_notes(changed)
+    deleted = [cell for change, cell in changed.values() if change == DELETED]
     return {"digest": submission_digest(data, grader_digest(assignment)), "notes": notes,
             "problems": [f"a cell's nbgrader metadata (grade id {cell_id!r}) is not the instructor's: ignored"
                          for cell_id in dropped] + ([deleted_cells_problem(path.name, deleted)] if deleted else [])}
@@ -313,13 +325,13 @@ def with_notes(items, notes):
 
 
 def grade_to_data(grade, cells):
-    return {"items": [r.as_dict() for r in grade.items], "cells": [asdict(c) for c in grade.cells],
+    return {"items": [r.to_dict() for r in grade.items], "cells": [asdict(c) for c in grade.cells],
             "problems": list(grade.problems), "cells_digest": cells_digest(cells)}
 
 
 def grade_from_data(data):
     """The ``NotebookGrade`` back from :func:`grade_to_data` (``TrustedExecute`` writes it into the notebook)."""
-    return NotebookGrade([ItemResult(**r) for r in data.get("items", [])],
+    return NotebookGrade([Verdict.from_dict(r) for r in data.get("items", [])],
                          [CellOutcome(**c) for c in data.get("cells", [])], list(data.get("problems", [])))
 
 

@@ -10,8 +10,9 @@ oldest first, the last in force (a regrade appends, nothing is overwritten), and
 penalty itself is nbgrader's, in the gradebook). A record (plain JSON):
 
 * ``student``, ``assignment``, ``status`` ("graded", "error": it could not be graded, "missing": nothing submitted)
-* ``items``: per graded item, :class:`results.ItemResult` as a dict (points, status, message, measurements, evidence,
-  note, and for a grader error its traceback in ``detail``, for the instructor only)
+* ``items``: per graded item, its :class:`verdict.Verdict` as a dict (``Verdict.to_dict``: points, status, message,
+  the failure's kind, measurements, evidence, note, and for a grader error its traceback in ``detail``, for the
+  instructor only); :func:`verdicts` reads them back
 * ``seed``, ``digest`` (the content hash it was graded for), ``sandboxed``, ``graded_by`` (the path and the user),
   ``graded_at`` (ISO 8601, UTC), ``worker``, ``gpu_worker``, ``peak_rss_mb``, ``seconds``, ``problems``
 * ``changes``: ``[{"item", "old", "new", "old_status", "new_status"}]``, each automatic score this run changed
@@ -36,6 +37,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .verdict import Verdict
+
 RECORDS = "grading-records"
 KEPT = "grading-results"
 
@@ -56,11 +59,17 @@ def who(path):
 def new_record(student, assignment, *, status="graded", items=(), seed=None, digest="", graded_by="",
                sandboxed=True, problems=(), **extra):
     record = {"student": student, "assignment": assignment, "status": status,
-              "items": [dict(i) for i in items], "seed": seed, "digest": digest, "sandboxed": bool(sandboxed),
+              "items": [i.to_dict() if isinstance(i, Verdict) else dict(i) for i in items], "seed": seed,
+              "digest": digest, "sandboxed": bool(sandboxed),
               "graded_by": graded_by or who("unknown"), "graded_at": now_iso(), "problems": list(problems),
               "worker": "", "gpu_worker": "", "peak_rss_mb": 0.0, "seconds": 0.0, "changes": []}
     record.update(extra)
     return record
+
+
+def verdicts(record):
+    """The record's items as :class:`~autograder.engine.verdict.Verdict` objects, in its order."""
+    return [Verdict.from_dict(i) for i in record.get("items", [])]
 
 
 def changes(before, after):

@@ -1,4 +1,4 @@
-"""Results are data: one :class:`ItemResult` per graded item, serialisable to JSON.
+"""Results are data: one :class:`~autograder.engine.verdict.Verdict` per graded item, serialisable to JSON.
 
 ``grade_items`` grades a namespace of student objects (a module, a dict, or the
 globals of a notebook) against a topic's graded items, each with its visible and
@@ -11,48 +11,18 @@ import dataclasses
 import importlib
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
 
 from ..checks import items_of
 from ..errors import CheckFailure, UnderReview, WorkerLost
 from ..evasion import affecting, code_digest
-from ..feedback import kind_of, name_mistake, same_cause
+from ..feedback import name_mistake, same_cause
 from ..source_rules import expect_source
 from ..spec import PendingGPU, run_seed
 from ..submitted_source import Submission
+from .verdict import FAILED, GRADER_ERROR, PASSED, PENDING, STATUSES, UNDER_REVIEW, Verdict  # noqa: F401
 
-PASSED, FAILED, PENDING = "passed", "failed", "pending"
-GRADER_ERROR = "grader error"      # the grader's own code raised: no points until a regrade after the fix
-UNDER_REVIEW = "under review"      # an instructor decides (a construct that only serves to evade grading)
-STATUSES = (PASSED, FAILED, PENDING, GRADER_ERROR, UNDER_REVIEW)
 GRADER_ERROR_MESSAGE = ("not graded yet: the grader itself failed on this item (a problem in the grading code, "
                         "not in your work); your instructor has been told and will grade it again")
-
-
-@dataclass
-class ItemResult:
-    item: str                  # the graded item's id, e.g. "softmax_forward"
-    check: str                 # the check function a student calls, e.g. "check_softmax_forward"
-    status: str                # one of STATUSES: "passed", "failed", "pending" (a GPU item on a machine without
-                               # one), "grader error" (the grader's code raised), "under review"
-    score: float               # points scored: all of max_score when every variant passed, else 0
-    max_score: float           # the item's points in the spec
-    message: str = ""          # the student-facing message when it did not pass (or a note); never a grader traceback
-    seconds: float = 0.0       # wall time of all its variants
-    measurements: dict = field(default_factory=dict)  # ratios, op counts, ... when the check reports them
-    evidence: dict = field(default_factory=dict)      # what the verdict rests on: variants run, hidden or not, seed
-    note: str = ""             # for the instructor: how it was graded (its test cell deleted: graded from the spec)
-    detail: str = ""           # for the instructor only: the grader's traceback of a grader error
-    kind: str = ""             # what kind of failure (autograder.errors.KINDS: "wrong value", "raised", ...) when
-                               # it failed: with the item, what the grader matches with the known mistakes
-    cause: str = ""            # the student's exception in one line when one made it fail (several items, one message)
-
-    @property
-    def passed(self):
-        return self.status == PASSED
-
-    def as_dict(self):
-        return asdict(self)
 
 
 REVIEW_MESSAGE = ("under review: your code uses {constructs}, which can hide your work from the grader or change how "
@@ -102,7 +72,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
         status, message, measurements = UNDER_REVIEW, str(review), review.measurements
     except CheckFailure as failure:
         status, message, measurements = FAILED, str(failure), failure.measurements
-        kind, cause = kind_of(failure), failure.cause   # a check's own message: its fixed words tell its branches apart
+        kind, cause = failure.kind, failure.cause   # named by the check, or where it was raised
     except WorkerLost as lost:
         status, kind = FAILED, "crashed"
         message = f"[{item.name}] the process running your code stopped answering: {lost}."
@@ -130,7 +100,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
                               "on_accept": {"status": status, "score": score, "message": message}}
         status, score = UNDER_REVIEW, 0.0
         message = f"[{item.name}] " + REVIEW_MESSAGE.format(constructs="; ".join(f.text() for f in found[:3]))
-    return ItemResult(item.id, item.name, status, score, item.points, message, time.perf_counter() - started,
+    return Verdict(item.id, item.name, status, score, item.points, message, time.perf_counter() - started,
                       measurements, evidence, detail=detail, kind=kind if status == FAILED else "",
                       cause=cause if status == FAILED else "")
 

@@ -28,7 +28,8 @@ from ..submitted_source import Submission
 from ..trusted import remote, sandbox
 from ..trusted.budget import SETTING as BUDGET_SETTING, Budget
 from .gpu_lease import gpu_lease, gpu_name
-from .results import FAILED, GRADER_ERROR, ItemResult, explain, grade_item
+from .results import FAILED, GRADER_ERROR, explain, grade_item
+from .verdict import Verdict
 
 
 @dataclass
@@ -36,12 +37,15 @@ class CellOutcome:
     cell: str            # the cell's grade id (or its position)
     output: str = ""     # what it printed (bounded)
     error: str = ""      # "ValueError: ..." when it raised, or why it was stopped
+    error_type: str = ""     # the exception's type when it raised ("ValueError"); "" when stopped or none
+    error_message: str = ""  # the exception's message when it raised
+    stopped: bool = False    # the grader stopped it (a deadline, the worker died, the budget ran out): see error
     seconds: float = 0.0
 
 
 @dataclass
 class NotebookGrade:
-    items: list = field(default_factory=list)     # [ItemResult]
+    items: list = field(default_factory=list)     # [Verdict]
     cells: list = field(default_factory=list)     # [CellOutcome] of the first run of the cells
     problems: list = field(default_factory=list)  # what went wrong with the submission, for people
     seconds: float = 0.0                          # wall time of the whole notebook: workers, cells, restarts, items
@@ -292,7 +296,9 @@ class NotebookWorker:
                 if result.get("error"):
                     error = result["error"]
                     outcome.error = f"{error.get('type')}: {error.get('message')}"
+                    outcome.error_type, outcome.error_message = str(error.get("type")), str(error.get("message"))
             except WorkerLost as lost:
+                outcome.stopped = True
                 if self.budget is not None and self.budget.spent():
                     outcome.error = f"stopped: {lost} (in cell {cell_id}, run #{self.starts})"
                     outcome.seconds = time.perf_counter() - started
@@ -413,7 +419,7 @@ def memory_note():
 def out_of_time(item, budget=None):
     limit = settings.grading.submission_timeout_s if budget is None else budget.seconds
     running = f" ({budget.running} was running when it ran out)" if budget is not None and budget.running else ""
-    return ItemResult(item.id, item.name, FAILED, 0.0, item.points,
+    return Verdict(item.id, item.name, FAILED, 0.0, item.points,
                       f"[{item.name}] not graded: the notebook used up its {limit:g} s of grading time "
                       f"({BUDGET_SETTING}) before this item{running}.")
 
@@ -469,7 +475,7 @@ def grade_cells(topic, cells, *, seed, launcher, only=None, ahead=False, last=Fa
         grade.seconds = budget.elapsed()
     explain(topic, grade.items, whole=only is None and not budget.spent())
     for outcome in grade.cells:
-        if outcome.error.startswith("stopped:"):
+        if outcome.stopped:
             grade.problems.append(outcome.error.removeprefix("stopped: "))
     if budget.spent():
         grade.problems.append(f"its grading time of {budget.seconds:g} s ({BUDGET_SETTING}) ran out"

@@ -21,6 +21,7 @@ from typing import Callable
 from autograder.checks import items_of
 from autograder.engine import notebooks
 from autograder.course.demo import _fill
+from autograder.course.grading import load_report
 
 SOLUTION_CELLS = {"stability": ("stable_softmax", "softmax_cross_entropy", "softplus"),
                   "operators": ("masked_mean", "row_sum")}
@@ -150,7 +151,7 @@ class GradingRun:
     students: list                  # in grading order
     marker: str                     # carried by every process an attack leaves behind
     records: dict = field(default_factory=dict)   # {"student/topic": record as in the report}, from grade_all
-    report: dict = field(default_factory=dict)    # grading-report.json as it was when grading returned
+    report: dict = field(default_factory=dict)    # the grades in force (grading.load_report) when grading returned
     crashes: list = field(default_factory=list)   # [{"student", "topic", "error"}]: grade_all raised on these
     fingerprints: dict = field(default_factory=dict)   # {path: sha256} of protected files before grading
     connections: list = field(default_factory=list)    # what reached the test's listener
@@ -219,8 +220,8 @@ def expect_honest_record(run, student, topic, items=None):
     assert record is not None, f"{student}/{topic} was never graded"
     _expect_full(f"{student}/{topic} as graded", record["grades"], topic, items)
     saved = run.report.get(f"{student}/{topic}")
-    assert saved is not None, f"{student}/{topic} is missing from grading-report.json"
-    _expect_full(f"{student}/{topic} in grading-report.json", saved["grades"], topic, items)
+    assert saved is not None, f"{student}/{topic} is missing from the grades in force"
+    _expect_full(f"{student}/{topic} in the grades in force", saved["grades"], topic, items)
 
 
 def expect_unchanged(run, *paths):
@@ -820,30 +821,34 @@ if course:
 '''.replace("@@SQL@@", MY_GRADES_SQL) + STUB["stable_softmax"]
 
 REPORT_TAMPER = FIND_COURSE + '''
+import glob
 import json
 
-# The grader merges each new record into grading-report.json: zero a rival's records while I am graded.
-course = find_course("grading-report.json")
+# Every export reads the verdict records in force: zero a rival's while I am graded.
+course = find_course("grading-records")
 if course:
-    path = os.path.join(course, "grading-report.json")
-    with open(path) as handle:
-        report = json.load(handle)
-    for key, record in report.items():
-        if key.startswith("honest_before/"):
-            record["grades"] = {item: [0.0, maximum] for item, (_, maximum) in record["grades"].items()}
-    with open(path, "w") as handle:
-        json.dump(report, handle)
+    for path in glob.glob(os.path.join(course, "grading-records", "honest_before", "*.json")):
+        with open(path) as handle:
+            data = json.load(handle)
+        for item in data["history"][-1]["items"]:
+            item.update(score=0.0, status="failed")
+        with open(path, "w") as handle:
+            json.dump(data, handle)
 '''
 
 REPORT_GARBAGE = FIND_COURSE + '''
-# Leave the grader a report it cannot read.
-course = find_course("grading-report.json")
+import glob
+
+# Leave the grader records it cannot read.
+course = find_course("grading-records")
 if course:
-    with open(os.path.join(course, "grading-report.json"), "w") as handle:
-        handle.write("{ this is not JSON")
+    for path in glob.glob(os.path.join(course, "grading-records", "*", "*.json")):
+        with open(path, "w") as handle:
+            handle.write("{ this is not JSON")
 '''
 
 DAEMON = FIND_COURSE + '''
+import glob
 import json
 import sqlite3
 import time
@@ -873,25 +878,25 @@ def after_the_batch(course, me):
         elif time.time() - quiet > 3:
             break
         time.sleep(0.2)
-    path = os.path.join(course, "grading-report.json")
-    with open(path) as handle:
-        report = json.load(handle)
-    for record in report.values():
+    for path in glob.glob(os.path.join(course, "grading-records", "*", "*.json")):
+        with open(path) as handle:
+            data = json.load(handle)
+        record = data["history"][-1]
         mine = record["student"] == me
-        record["grades"] = {item: [maximum if mine else 0.0, maximum]
-                            for item, (_, maximum) in record["grades"].items()}
+        for item in record["items"]:
+            item.update(score=item["max_score"] if mine else 0.0, status="passed" if mine else "failed")
         if mine:
-            record.update(status="graded", problems=[], messages={})
-    with open(path + ".tmp", "w") as handle:
-        json.dump(report, handle)
-    os.replace(path + ".tmp", path)
+            record.update(status="graded", problems=[])
+        with open(path + ".tmp", "w") as handle:
+            json.dump(data, handle)
+        os.replace(path + ".tmp", path)
     db = sqlite3.connect(os.path.join(course, "gradebook.db"), timeout=30)
     db.execute(f"UPDATE grade SET manual_score = (SELECT max_score FROM grade_cells WHERE grade_cells.id = "
                f"grade.cell_id) WHERE notebook_id IN ({MINE})", (me,))
     db.commit()
 
 
-course, me = find_course("grading-report.json"), my_name()
+course, me = find_course("grading-records"), my_name()
 if course:
     child = os.fork()
     if child == 0:                      # double fork and a new session: nobody's child, nobody's group
@@ -1044,7 +1049,7 @@ def no_manual_scores_for(student):
 def gradebook_agrees_with_report(student, topic):
     def check(run):
         record = run.report.get(f"{student}/{topic}")
-        assert record is not None, f"{student}/{topic} is missing from grading-report.json"
+        assert record is not None, f"{student}/{topic} is missing from the grades in force"
         book = gradebook_grades(run.course, student, topic)
         assert not book or book == record["grades"], (
             f"nbgrader's gradebook says {book} for {student}/{topic}, the report {record['grades']}")
@@ -1065,33 +1070,31 @@ def all_of(*checks):
 
 def report_keeps_honest_before(run):
     for topic in run.topics:
-        _expect_full(f"honest_before/{topic} in grading-report.json", run.report[f"honest_before/{topic}"]["grades"],
-                     topic)
+        _expect_full(f"honest_before/{topic} in the grades in force",
+                     run.report[f"honest_before/{topic}"]["grades"], topic)
 
 
 def report_is_readable_and_graded_on(run):
     assert not run.crashes, f"grade_all raised: {run.crashes}"
-    path = run.course / "grading-report.json"
-    json.loads(path.read_text(encoding="utf-8"))
+    load_report(run.course)        # every record in force reads
 
 
 def report_on_disk_is_as_graded(run):
-    """Seconds after grading, grading-report.json is still what grading wrote."""
-    text = (run.course / "grading-report.json").read_text(encoding="utf-8")
+    """Seconds after grading, the grades in force (records and gradebook) are still what grading left."""
     try:
-        now = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise AssertionError(f"grading-report.json is no longer valid JSON: {error}") from None
+        now = load_report(run.course)
+    except Exception as error:  # noqa: BLE001 - the attack left them unreadable
+        raise AssertionError(f"the grades in force can no longer be read: {error}") from None
     changed = sorted(k for k in set(now) | set(run.report) if now.get(k) != run.report.get(k))
-    assert not changed, f"grading-report.json was rewritten after grading: {changed[:6]}"
+    assert not changed, f"the grades in force changed after grading: {changed[:6]}"
 
 
 def report_kept_as_returned(student, topic):
-    """What grading-report.json said when grading returned is what grade_all returned (nobody rewrote it mid-run)."""
+    """What the grades in force said when grading returned is what grade_all returned (nobody rewrote them mid-run)."""
     def check(run):
         saved, returned = run.report.get(f"{student}/{topic}"), run.record(student, topic)
         assert saved and returned and saved["grades"] == returned["grades"], (
-            f"grading-report.json says {saved and saved['grades']} for {student}/{topic}, grading returned "
+            f"the grades in force say {saved and saved['grades']} for {student}/{topic}, grading returned "
             f"{returned and returned['grades']}")
     return check
 
@@ -1249,11 +1252,11 @@ ATTACKS = [
             "softplus": REFERENCE}, everything_but("stability", "softmax_forward", "softmax_extremes"),
            reported=r"(?i)stopped answering|could not be completed|malformed"),
     # --- the report and the gradebook
-    Attack("report_garbage", "stability", "overwrites grading-report.json with invalid JSON while being graded "
+    Attack("report_garbage", "stability", "overwrites every verdict record with invalid JSON while being graded "
            "(reference answers)", {"stable_softmax": reference_then(REPORT_GARBAGE),
                                    "softmax_cross_entropy": REFERENCE, "softplus": REFERENCE},
            everything_but("stability"), aftermath=report_is_readable_and_graded_on),
-    Attack("report_tamper", "stability", "rewrites grading-report.json (valid JSON) with honest_before's scores "
+    Attack("report_tamper", "stability", "rewrites honest_before's verdict records (valid JSON) with its scores "
            "at 0 (reference answers)", {"stable_softmax": reference_then(REPORT_TAMPER),
                                          "softmax_cross_entropy": REFERENCE, "softplus": REFERENCE},
            everything_but("stability"), aftermath=report_keeps_honest_before),
@@ -1278,7 +1281,7 @@ ATTACKS = [
            everything_but("stability"), aftermath=all_of(grading_time_bounded("pipe_holder", "stability", 75),
                                                          no_survivors("pipes"))),
     Attack("daemon", "stability", "a double-forked, setsid daemon waits for the batch to end, then rewrites "
-           "grading-report.json (itself full, everyone else 0) and its gradebook scores",
+           "the verdict records (itself full, everyone else 0) and its gradebook scores",
            {"stable_softmax": DAEMON}, nothing("stability"),
            aftermath=all_of(report_kept_as_returned("daemon", "stability"), report_on_disk_is_as_graded,
                             no_manual_scores_for("daemon"))),

@@ -29,7 +29,6 @@ import socket
 import sys
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 import pytest
 import torch
@@ -38,7 +37,7 @@ from autograder.checks import items_of
 from autograder.course.build import generate_assignments, scratch_course
 from autograder.course.export import export_csv, export_gradescope
 from autograder.course.grade import grade_all
-from autograder.course.grading import read_grades
+from autograder.course.grading import load_report, read_grades
 from autograder.settings import override
 from tests.adversarial.attacks import (ATTACKS, BY_NAME, HANG_FOREVER, MARKER, PORT, GradingRun, build_notebook,
                                        changed_files, full_grades, gradebook_grades, honest_submission, processes,
@@ -109,15 +108,17 @@ def kill_leftovers(marker, course):
 
 
 def _read_report(course):
+    """The grades in force (``grading.load_report``: the records in force with the gradebook's scores), or None
+    when they cannot be read now."""
     try:
-        return json.loads((Path(course) / "grading-report.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        return load_report(course)
+    except Exception:  # noqa: BLE001 - an attack may have left them unreadable: the aftermath says so
         return None
 
 
 def grade_once_going_on_after_crashes(course, topics, students, seed):
-    """One ``grade_all`` over ``students``; if it raises, note on which submission, put back the last readable
-    report and grade the students after that one (a second call). Returns ``(records, crashes)``."""
+    """One ``grade_all`` over ``students``; if it raises, note on which submission and grade the students after
+    that one (a second call). Returns ``(records, crashes)``."""
     last_good = {}
 
     def progress(*args, **kwargs):
@@ -137,10 +138,6 @@ def grade_once_going_on_after_crashes(course, topics, students, seed):
             culprit = next((p for p in pairs if p not in last_good), pairs[-1])
             student, topic = culprit.split("/")
             crashes.append({"student": student, "topic": topic, "error": f"{type(error).__name__}: {error}"})
-            path = Path(course) / "grading-report.json"
-            if path.exists():
-                path.replace(path.with_name("grading-report.crashed.json"))
-            path.write_text(json.dumps(last_good, indent=1, sort_keys=True), encoding="utf-8")
             remaining = remaining[remaining.index(student) + 1:]
             continue
         records.update({f"{r.student}/{r.assignment}": asdict(r) for r in results})
@@ -247,7 +244,7 @@ def test_attack_gets_what_its_answers_deserve_and_harms_nobody(main_run, attack)
 @pytest.mark.parametrize("topic", TOPICS)
 @pytest.mark.parametrize("student", HONEST)
 def test_honest_students_keep_full_marks(main_run, student, topic):
-    """In what grade_all returned, in grading-report.json (as grading left it) and in nbgrader's gradebook, with no
+    """In what grade_all returned, in the grades in force (as grading left them) and in nbgrader's gradebook, with no
     problem reported (items that need a GPU are pending on a machine without one)."""
     full = expected_grades(topic, {item.id: True for item in items_of(topic)})
     record = main_run.record(student, topic)
@@ -259,7 +256,7 @@ def test_honest_students_keep_full_marks(main_run, student, topic):
         failures.append(f"pending {record['pending']}, problems {record['problems']}")
     saved = main_run.report.get(f"{student}/{topic}", {}).get("grades")
     if saved != full:
-        failures.append(f"in grading-report.json: {saved and _grades_text(saved)}")
+        failures.append(f"in the grades in force: {saved and _grades_text(saved)}")
     book = gradebook_grades(main_run.course, student, topic)
     if book not in (full, full_grades(topic)):
         failures.append(f"in nbgrader's gradebook: {_grades_text(book)}")
@@ -269,7 +266,7 @@ def test_honest_students_keep_full_marks(main_run, student, topic):
 def test_the_batch_goes_on_and_records_every_submission(main_run):
     assert not main_run.crashes, f"grade_all raised: {main_run.crashes}"
     missing = [f"{s}/{t}" for s in main_run.students for t in TOPICS if f"{s}/{t}" not in main_run.report]
-    assert not missing, f"no record in grading-report.json for {missing}"
+    assert not missing, f"no record in force for {missing}"
 
 
 def test_every_notebook_is_graded_once_on_the_cells_nbgrader_reads(main_run):
@@ -323,7 +320,7 @@ def test_hanging_resubmission_scores_zero_not_the_stale_full_score(resubmission)
     assert second.problems, "the report says nothing about the hang"
     assert second.seconds < LIMITS["grading"]["submission_timeout_s"] + 20, f"{second.seconds:.0f} s"
     record = resubmission["report"]["resubmitter/stability"]
-    assert record["grades"] == zero, f"grading-report.json: {_grades_text(record['grades'])}"
+    assert record["grades"] == zero, f"the grades in force: {_grades_text(record['grades'])}"
     row = resubmission["csv"]
     assert row["score"] == "0" and all(row[item.id] == "0" for item in items_of("stability")), f"CSV: {row}"
     gradescope = resubmission["gradescope"]

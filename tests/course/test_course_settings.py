@@ -10,7 +10,6 @@ import pytest
 from autograder import settings as settings_module
 from autograder.course.analysis_page import OUT as AFTER_GRADING
 from autograder.course.grade import LOCK
-from autograder.course.grading import REPORT
 from autograder.engine.records import KEPT, RECORDS
 from autograder.settings import COURSE_SETTINGS, SettingsError, course_values, override, settings, use_course
 from tests.proving import ROOT
@@ -99,7 +98,7 @@ def test_the_repository_holds_the_course_settings_file_and_it_loads():
 @pytest.mark.parametrize("path", [
     "submitted/ada/basics/basics.ipynb", "autograded/ada/basics/basics.ipynb", "feedback/ada/basics/basics.html",
     "downloaded/basics/archive/submissions.zip", f"{RECORDS}/ada/basics.json", f"{RECORDS}/.lock",
-    f"{KEPT}/ada/basics.json", f"{AFTER_GRADING}/analysis.html", "gradebook.db", REPORT, LOCK,
+    f"{KEPT}/ada/basics.json", f"{AFTER_GRADING}/analysis.html", "gradebook.db", LOCK,
 ])
 def test_gitignore_covers_every_folder_of_students_work_and_records(path):
     done = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=ROOT)

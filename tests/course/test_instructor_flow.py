@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from autograder.checks import TOPICS, max_points
+from autograder.course.grading import load_report
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -54,7 +55,7 @@ def flow(tmp_path_factory):
 def test_the_flow_grades_both_students(flow):
     course, out = flow
     assert f"checked {len(TOPICS)} assignments" in out and "built " not in out
-    report = json.loads((course / "grading-report.json").read_text())
+    report = load_report(course)
     assert report["bob/stability"]["grades"]["softmax_forward"] == [3.0, 3.0]
     assert sum(s for s, _ in report["bob/stability"]["grades"].values()) == FULL
     assert sum(s for s, _ in report["alice/stability"]["grades"].values()) == 0

@@ -10,6 +10,7 @@ shared machinery (``compare.py``, ``student.py`` ...) that the digest does not c
 
 import importlib
 import os
+import re
 
 import pytest
 
@@ -47,7 +48,7 @@ def test_signatures_name_real_items_and_kinds(topic):
     for mistake in known_mistakes(topic):
         for key in ("signature", "visible"):
             assert set(mistake[key]) <= items, mistake["id"]
-            assert {kind.split(":")[0] for kind in mistake[key].values()} <= set(KINDS), mistake["id"]
+            assert {re.split(r":| at ", kind)[0] for kind in mistake[key].values()} <= set(KINDS), mistake["id"]
         # The mutant fails at least what the proofs say it must (its targets), and the visible variants fail no
         # item that every variant passes.
         targets = importlib.import_module(f"tests.mutants.{topic}").MUTANTS[mistake["id"]][1]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from ...errors import CheckFailure
+from ...errors import CheckFailure, named_kind
 from ...student import describe
 from . import problems
 
@@ -247,7 +247,8 @@ def expect_state_restored(check, expected, now, when, case, against="the saved o
         others = [p for p in differences if p != part]
         raise CheckFailure(check, f"{when}, the {part}'s state is not {against}: {text}."
                                   + (f" The {' and '.join(others)} differ too." if others else "")
-                                  + f"\nCase: {case}", hint=PART_HINTS[part])
+                                  + f"\nCase: {case}", hint=PART_HINTS[part],
+                           kind=named_kind(f"{when}, the {part}'s state is not {against}"))
 
 
 # ------------------------------------------------------------------ the file
@@ -272,8 +273,8 @@ def expect_no_failure(check, failure):
     """A call of the student's that failed in a run (``failure = [detail, hint]``) is this check's failure."""
     __tracebackhide__ = True
     if failure:
-        detail, hint = failure
-        raise CheckFailure(check, str(detail), hint=hint)
+        detail, hint, *kind = failure
+        raise CheckFailure(check, str(detail), hint=hint, kind=str(kind[0]) if kind else None)
 
 
 def unsafe_globals(path):

@@ -70,8 +70,8 @@ def expect_no_sync_per_batch(check, train_amp, device="cuda", *, seed=0):
     for count in (1,) + SYNC_BATCHES:        # 1: warm-up (lazy initialisation is not a per-batch cost)
         answer = handle(train_amp).beside(student_host_syncs, check, device, seed, count)
         if answer.get("failure"):
-            detail, hint = answer["failure"]
-            raise CheckFailure(check, str(detail), hint=hint)
+            detail, hint, *kind = answer["failure"]
+            raise CheckFailure(check, str(detail), hint=hint, kind=str(kind[0]) if kind else None)
         yours = answer.get("syncs")
         if type(yours) is not int:
             raise CheckFailure(check, "the count of host syncs that came back from your notebook's process is "

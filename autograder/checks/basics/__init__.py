@@ -9,7 +9,7 @@ quadratic that generated the data.
 import numpy as np
 import torch
 
-from ...compare import context, expect_close, expect_finite, expect_meta, expect_tensor
+from ...compare import context, dtype_kind, expect_close, expect_finite, expect_meta, expect_tensor
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
@@ -230,7 +230,7 @@ def _expect_array(check, result, t, *, kind):
     if result.dtype != expected_dtype:
         raise CheckFailure(check, f"{shown} has dtype {result.dtype}, expected {expected_dtype}.",
                            hint="Keep the tensor's dtype: `.numpy()` maps it exactly; `np.array(t.tolist())` "
-                                "and `.astype(...)` do not.")
+                                "and `.astype(...)` do not.", kind=dtype_kind(result.dtype, expected_dtype))
     if tuple(result.shape) != tuple(t.shape):
         raise CheckFailure(check, f"{shown} has shape {result.shape}, expected {tuple(t.shape)}.",
                            hint="Do not flatten or squeeze the result.")

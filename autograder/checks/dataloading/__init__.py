@@ -75,8 +75,8 @@ def _natural_key(name):
 def _expect_not_another_order(check, dataset, by_path, index, got, where):
     """Tell the order the items come in when item ``index`` is the file ``got``, another one than sorted paths give:
     another file each time it is asked (a random pick), the numbers in the names (a natural sort), or the files in
-    another order than sorted (not sorted at all). Each in words of its own, first (a failure's kind is its first
-    words); anything else is told by the caller as a file out of place."""
+    another order than sorted (not sorted at all). Each in words of its own, by a raise of its own (a kind of its
+    own); anything else is told by the caller as a file out of place."""
     __tracebackhide__ = True
     again = [same_image_as(check.student(lambda: dataset[index], f"dataset[{index}]")(), by_path)
              for _ in range(3)]

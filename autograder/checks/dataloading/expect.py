@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from . import probes, synthetic
-from ...errors import CheckFailure
+from ...errors import CheckFailure, named_kind
 from ...settings import settings
 from ...student import call_student
 from ...trusted.handle import handle
@@ -126,10 +126,12 @@ def expect_exactly_once(check, items_by_source, samples, *, where):
     hint = DUPLICATE_HINT if duplicated else MISSING_HINT
     if unexpected and not (duplicated or missing):
         hint = "Yield the member's own name (`member.name`) and skip members that are not images."
-    # what went wrong first (more than once, never, other names), then what was expected: a failure's kind is its
-    # first words, and duplicates and missing images are two mistakes
+    # what went wrong first (more than once, never, other names), then what was expected: duplicates and missing
+    # images are two mistakes, two kinds
+    found = [label for label, present in (("duplicates", duplicated), ("missing", missing),
+                                          ("other names", unexpected)) if present]
     raise CheckFailure(check, f"with {where}: {'; '.join(parts)}; expected each of the {len(samples)} images exactly "
-                              f"once, got {total} items.", hint=hint,
+                              f"once, got {total} items.", hint=hint, kind=named_kind(" and ".join(found)),
                        measurements={"items": total, "images": len(samples), "duplicated": len(duplicated),
                                      "missing": len(missing)})
 

@@ -45,15 +45,16 @@ ANSWER_MARGIN_S = 30.0   # the grader waits this much longer for a pass than the
 # ------------------------------------------------------------------ failures found in the worker
 
 def _failed(failure):
-    return {"failure": (failure.detail, failure.hint, failure.measurements)}
+    return {"failure": (failure.detail, failure.hint, failure.measurements, failure.kind)}
 
 
 def relay(check, answer):
     """``answer`` from a probe; a failure the probe reported is raised here, as the check's own."""
     __tracebackhide__ = True
     if type(answer) is dict and "failure" in answer:
-        detail, hint, measurements = answer["failure"]
-        raise CheckFailure(check, str(detail), hint=hint, measurements=measurements)
+        detail, hint, measurements, *kind = answer["failure"]
+        raise CheckFailure(check, str(detail), hint=hint, measurements=measurements,
+                           kind=str(kind[0]) if kind else None)
     return answer
 
 

@@ -54,8 +54,8 @@ def _entries(check, fn, probe, plan, call, reading=None):
     if type(answer) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
     if "failure" in answer:
-        detail, hint = answer["failure"]
-        raise CheckFailure(check, f"{detail}\nCase: {case}", hint=hint)
+        detail, hint, *kind = answer["failure"]
+        raise CheckFailure(check, f"{detail}\nCase: {case}", hint=hint, kind=str(kind[0]) if kind else None)
     entries = answer.get("ranks")
     if type(entries) is not list or len(entries) != plan["world_size"] or any(
             type(e) is not dict or type(e.get("steps")) is not list for e in entries):

@@ -53,7 +53,7 @@ def _rank_main(rank, world_size, port, body, args, conn):
         try:
             answer, hold = ("ok", body(rank, world_size, *args)), None
         except CheckFailure as failure:
-            answer, hold = ("failed", [failure.detail, failure.hint]), problems.LAUNCH_DEADLINE_S
+            answer, hold = ("failed", [failure.detail, failure.hint, failure.kind]), problems.LAUNCH_DEADLINE_S
         except BaseException as error:  # noqa: BLE001 - any failure of the body is reported, never raised here
             answer, hold = ("raised", f"{type(error).__name__}: {str(error)[:1000]}"), problems.LAUNCH_DEADLINE_S
     try:
@@ -180,6 +180,6 @@ def _collect(procs, conns):
                 first_done = time.monotonic()
     failed = sorted(rank for rank, answer in answers.items() if answer[0] == "failed")
     if failed:
-        detail, hint = answers[failed[0]][1]
-        return {"failure": [f"rank {failed[0]}: {detail}", hint], "rank": failed[0]}
+        detail, hint, *kind = answers[failed[0]][1]
+        return {"failure": [f"rank {failed[0]}: {detail}", hint, *kind], "rank": failed[0]}
     return {"ranks": [answers[rank][1] for rank in range(len(procs))]}

@@ -16,9 +16,9 @@ import math
 
 import torch
 
-from ...compare import expect_close
+from ...compare import expect_close, known_kind
 from ...contracts import exercised, exercised_as, tensor_labels
-from ...errors import CheckFailure
+from ...errors import CheckFailure, named_kind
 from ...expected_outputs import oracle
 from ...spec import graded
 from ...trusted.remote import Callback
@@ -37,6 +37,7 @@ CHECKPOINT_HINT = ("Wrap every block: `h = checkpoint(block, h, use_reentrant=Fa
 # (2-core x86_64, torch 2.13.0, benchmarks/memory.py, 40 plans): the reference 0.44 (4 block inputs of the plain
 # run's 9 storages), checkpointing the first block only 0.89, every layer on its own 1.78, none 1.0.
 KEPT_RATIO = 0.65
+NONE_RECOMPUTED = "failed: no block recomputed"     # the kind of a checkpointed run that recomputed nothing
 NO_GRAD_NAMES = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode",
                  "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode",
                  "torch.set_grad_enabled", "torch.autograd.set_grad_enabled")
@@ -48,24 +49,26 @@ def _outcome(check, entry, call):
     if type(entry) is not dict:
         raise CheckFailure(check, "the answer that came back from your notebook's process is malformed.")
     if "failure" in entry:
-        detail, hint = entry["failure"]
-        raise CheckFailure(check, f"{detail}\nCase: {call}", hint=hint)
+        detail, hint, *kind = entry["failure"]
+        raise CheckFailure(check, f"{detail}\nCase: {call}", hint=hint, kind=str(kind[0]) if kind else None)
     return entry
 
 
-def _expect_close(check, got, want, *, what, case, hint):
-    """``expect_close``, its failure carrying the case (the model or blocks, described) it happened on."""
+def _expect_close(check, got, want, *, what, case, hint, kind=None):
+    """``expect_close``, its failure carrying the case (the model or blocks, described) it happened on; ``kind``:
+    the failure's, when the case tells it apart from ``expect_close``'s own."""
     __tracebackhide__ = True
     try:
         expect_close(check, got, want, what=what, hint=hint)
     except CheckFailure as failure:
         raise CheckFailure(check, f"{failure.detail}\nCase: {case}", hint=failure.hint,
-                           measurements=failure.measurements) from None
+                           measurements=failure.measurements, kind=kind or failure.kind) from None
 
 
 def _expect_grads(check, entry, expected, case, hint, *, where=""):
     """The input's and every parameter's gradient equal the plain run's. ``where``: words after a gradient's name
-    that say what sets this case apart ("in blocks with dropout"), so that the kind of a failure says it too."""
+    that say what sets this case apart ("in blocks with dropout"), so that the kind of a failure says it too (a
+    wrong gradient there is a kind of its own, not "wrong value")."""
     __tracebackhide__ = True
     if "backward" in entry:
         raise CheckFailure(check, f"backward through the output raised {entry['backward']}\nCase: {case}", hint=hint)
@@ -81,7 +84,8 @@ def _expect_grads(check, entry, expected, case, hint, *, where=""):
     for (name, got), (_, want) in zip(grads, expected["grads"]):
         if got is None:
             raise CheckFailure(check, f"parameter {name} got no gradient from backward.\nCase: {case}", hint=hint)
-        _expect_close(check, got, want, what=f"the gradient of parameter {name}{where}", case=case, hint=hint)
+        _expect_close(check, got, want, what=f"the gradient of parameter {name}{where}", case=case, hint=hint,
+                      kind=known_kind(f"a wrong gradient of parameter {name}{where}") if where else None)
 
 
 # ---------------------------------------------------------------- saved_bytes
@@ -129,7 +133,7 @@ def check_saved_bytes_count(check, saved_bytes, *, seed=0, cases=5):
             (words, hint), = matched
             raise CheckFailure(check, f"saved_bytes returned {count}: {words}; autograd saved "
                                       f"{len(expected['tensors'])} tensors, {expected['bytes']} bytes in all."
-                                      f"\nCase: {case}", hint=hint,
+                                      f"\nCase: {case}", hint=hint, kind=known_kind(words),
                                measurements={"returned": count, "expected": expected["bytes"]})
         shown = ", ".join(f"{shape} {dtype}" for shape, dtype in expected["tensors"][:8])
         more = ", ..." if len(expected["tensors"]) > 8 else ""
@@ -255,13 +259,15 @@ def check_checkpoint_trades_memory(check, checkpointed_forward, *, seed=0):
     entry, case = _checkpoint_entry(check, checkpointed_forward, plan)
     calls = entry.get("forward_calls")
     if type(calls) is not list or any(c != 2 for c in calls):
-        # what ran again first, in fixed words: none of the blocks recomputed, and some of them, are two mistakes
+        # what ran again first: none of the blocks recomputed, and some of them, are two mistakes (two kinds)
         counts = set(calls) if type(calls) is list else None
+        kind = ("failed: no Linear layer ran twice" if counts == {1} else
+                named_kind(_recomputed_blocks(plan, calls)) if counts == {1, 2} else None)
         ran = ("no Linear layer ran a second time in backward: no block was recomputed. " if counts == {1} else
                f"{_recomputed_blocks(plan, calls)} in backward. " if counts == {1, 2} else "")
         raise CheckFailure(check, f"{ran}Each Linear layer should run twice, once in the forward pass and once when "
                                   f"backward recomputes its block; they ran {calls} times.\nCase: {case}",
-                           hint=CHECKPOINT_HINT + " Checkpoint every block, each in a call of its own.")
+                           hint=CHECKPOINT_HINT + " Checkpoint every block, each in a call of its own.", kind=kind)
     kept = entry.get("kept_bytes")
     plain = plain_activation_bytes(plan)
     if type(kept) is not int or kept > KEPT_RATIO * plain:
@@ -279,7 +285,7 @@ def _expect_not_layer_by_layer(check, failure, checkpointed_forward, plan):
     what the plain run does. The bytes kept are measured in the student's process: they only explain a failure
     that the shifts already gave."""
     __tracebackhide__ = True
-    if not failure.detail.startswith("no block was recomputed"):
+    if failure.kind != NONE_RECOMPUTED:
         return
     try:
         entry, case = _checkpoint_entry(check, checkpointed_forward, plan)
@@ -326,13 +332,16 @@ def _expect_recomputed(check, checkpointed_forward, plan):
                                   f"{entry['returned']}.\nCase: {case}", hint=CHECKPOINT_HINT)
     once = [str(k + 1) for k, values in enumerate(handed) if len(values) < 2]
     if once:
-        which = ("no block was recomputed in backward" if len(once) == len(handed) else
-                 f"{_which_blocks([len(values) >= 2 for values in handed])} recomputed in backward (not block "
-                 f"{', '.join(once)} of {len(handed)})")
+        if len(once) == len(handed):
+            kind, which = NONE_RECOMPUTED, "no block was recomputed in backward"
+        else:
+            recomputed = _which_blocks([len(values) >= 2 for values in handed])
+            kind = named_kind(f"{recomputed} recomputed")
+            which = f"{recomputed} recomputed in backward (not block {', '.join(once)} of {len(handed)})"
         raise CheckFailure(check, f"{which}: each block should run twice, once in the forward pass and once when "
                                   f"backward recomputes it from its checkpointed input.\nCase: {case}",
                            hint=CHECKPOINT_HINT + " Checkpoint every block, not the first one only, and not every "
-                                                  "layer on its own.",
+                                                  "layer on its own.", kind=kind,
                            measurements={"runs per block": [len(values) for values in handed]})
     blocks, x, upstream = problems.shifted_blocks(plan, None)      # the oracle hands them the shifts
     expected = oracle("memory.recomputed_run", blocks, x, upstream, plan["seed"], handed)
@@ -467,7 +476,8 @@ def _expect_not_another_ranking(check, answers, profile, case, plan):
                 _op_name(_first_by_self_memory(plan)) != _op_name(profile[ranking])):
             raise CheckFailure(check, f"most_expensive_op returned {answers}, the operator {words} in the grader's "
                                       f"profile of the same step; the most expensive by self CPU time is "
-                                      f"{profile['self']!r}.\nCase: {case}", hint=TOP_OP_HINT)
+                                      f"{profile['self']!r}.\nCase: {case}", hint=TOP_OP_HINT,
+                               kind=f"failed: the operator first by another ranking ({ranking})")
 
 
 def _votes(answers, name):
@@ -567,14 +577,19 @@ def check_predict_no_graph(check, predict, *, seed=0, cases=3):
         model, x, _ = problems.build_model(plan)
         _expect_close(check, entry["out"], oracle("memory.predictions", model, x), what="predict(model, x)",
                       case=case, hint=hint)
-        found = [text for present, text in (
-            (entry.get("requires_grad"), "its result requires grad"),
-            (entry.get("kept_bytes"), f"autograd kept {entry.get('kept_bytes')} bytes for backward during the call"),
-            (entry.get("param_grads"), f"{entry.get('param_grads')} parameters got a gradient")) if present]
+        facts = [(label, text) for present, label, text in (
+            (entry.get("requires_grad"), "result requires grad", "its result requires grad"),
+            (entry.get("kept_bytes"), "bytes kept",
+             f"autograd kept {entry.get('kept_bytes')} bytes for backward during the call"),
+            (entry.get("param_grads"), "parameters got a gradient",
+             f"{entry.get('param_grads')} parameters got a gradient")) if present]
+        found = [text for _, text in facts]
         if found:
             # the model left in eval mode is told first: eval() changes dropout and batch norm, not autograd
             evaluated = ("predict switched the model to eval mode, which does not switch autograd off, and "
                          if entry.get("training") is False else "")
             raise CheckFailure(check, f"{evaluated}predict built a graph: {'; '.join(found)}.\nCase: {case}",
+                               kind=named_kind(f"built a graph{' in eval mode' if evaluated else ''}: "
+                                               + "; ".join(label for label, _ in facts)),
                                hint=hint + " `.detach()` on the result comes too late: the graph was built and its "
                                            "activations kept during the forward pass.")

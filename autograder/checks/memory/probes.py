@@ -49,7 +49,7 @@ def _unpack(t):
 
 
 def _failure(failure):
-    return {"failure": [failure.detail, failure.hint]}
+    return {"failure": [failure.detail, failure.hint, failure.kind]}
 
 
 def _grads(model):

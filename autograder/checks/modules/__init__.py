@@ -12,9 +12,9 @@ import io
 
 import torch
 
-from ...compare import expect_close, expect_meta
+from ...compare import expect_close, expect_meta, known_kind
 from ...contracts import exercised, exercised_as
-from ...errors import CheckFailure
+from ...errors import CheckFailure, named_kind
 from ...expected_outputs import oracle as grader_oracle
 from ...gradients import expect_grad_close, expect_gradcheck
 from ...oprecorder import expect_no_forbidden_ops
@@ -89,7 +89,8 @@ def check_affine_parameters(check, Affine, *, seed=0):
         raise CheckFailure(check, f"Affine().named_parameters() gives {sorted(named)}; expected exactly "
                                   f"['a', 'b']{extra}." if not named or "a" in named or "b" in named else
                                   f"Affine().named_parameters() gives other names, {sorted(named)}; expected exactly "
-                                  f"['a', 'b'].", hint=PARAMETER_HINT)
+                                  f"['a', 'b'].", hint=PARAMETER_HINT,
+                           kind=None if not named or "a" in named or "b" in named else named_kind("other names"))
     if len(list(module.parameters())) != 2:
         raise CheckFailure(check, f"Affine().parameters() yields {len(list(module.parameters()))} tensors; "
                                   "expected 2 (a and b).", hint=PARAMETER_HINT)
@@ -241,7 +242,7 @@ def _layer_text(layer):
 
 def _layers_differ(got, expected):
     """How the layers ``got`` differ from ``expected`` (both as :func:`_layer_text` writes them), in words that name
-    no layer type: the first line of the message makes the failure's kind, the same on every input."""
+    no layer type: they are the failure's kind too, the same on every input."""
     if [t.replace(", bias=False", "") for t in got if t.startswith("Linear(")] != \
             [t for t in expected if t.startswith("Linear(")]:
         return "other Linear layers than the sizes ask for"
@@ -293,8 +294,9 @@ def check_make_mlp_structure(check, make_mlp, *, seed=0, extra=4):
             note = ""
             if got[:len(expected)] == expected and len(got) > len(expected):
                 note = " There must be no activation after the last layer: the output is not squashed."
-            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]: {_layers_differ(got, expected)}; "
-                                      f"expected [{', '.join(expected)}].{note}",
+            differ = _layers_differ(got, expected)
+            raise CheckFailure(check, f"{call} has layers [{', '.join(got)}]: {differ}; "
+                                      f"expected [{', '.join(expected)}].{note}", kind=f"failed: {differ}",
                                hint="One Linear(sizes[i], sizes[i + 1]) per consecutive pair, a new "
                                     "`activation()` between two Linear layers, nothing after the last.")
         _expect_distinct_layers(check, model, layers, call, got)
@@ -449,12 +451,14 @@ def check_fit_matches_sgd(check, fit, *, seed=0, cases=4):
         loss = _as_float(check, result, call)
         if not abs(loss - losses[-1]) <= 1e-6 * abs(losses[-1]) + 1e-12:
             if abs(loss - after) <= 1e-6 * abs(after) + 1e-12:
+                kind = "failed: returned the loss after training"
                 said = (f"{call} returned {loss:.8g}, the loss after training; expected the loss of the last step, "
                         f"{losses[-1]:.8g} (computed before its update).")
             else:
+                kind = "failed: returned another loss than the last step's"
                 said = (f"{call} returned {loss:.8g}; expected the final loss, {losses[-1]:.8g}: the loss of the last "
                         f"step (computed before its update).")
-            raise CheckFailure(check, said,
+            raise CheckFailure(check, said, kind=kind,
                                hint="Return loss.item() of the loss the last step computed (the one it called "
                                     "backward on), not the first loss, a sum of losses, or a new loss after the loop.")
 
@@ -577,8 +581,9 @@ def _expect_output(check, out, expected, x, what, mistakes, hint):
 
 def _told(check, failure, what, mistake, hint):
     """``failure`` told as the known ``mistake`` it looks like (or as it is, for ``None``), the mistake in the first
-    line: the first line makes a failure's kind, so that two mistakes are two kinds (``autograder.feedback``)."""
-    return CheckFailure(check, f"{what}: {mistake}.\n{failure.detail}" if mistake else failure.detail, hint=hint)
+    line and as its kind, so that two mistakes are two kinds (``autograder.feedback``)."""
+    return CheckFailure(check, f"{what}: {mistake}.\n{failure.detail}" if mistake else failure.detail, hint=hint,
+                        kind=known_kind(mistake) if mistake else failure.kind)
 
 
 @graded(2, hidden=[{}], evidence=("data", "drawn state"),
@@ -596,9 +601,9 @@ def check_normalizer_buffers(check, Normalizer, *, seed=0):
         exercised("default_config" if i == 0 else "drawn_config")
         module = state.new_normalizer(check, Normalizer, config)
         for name, initial in oracle.BUFFERS.items():
-            problem = state.buffer_problem(module, name, config)
+            kind, problem = state.buffer_problem(module, name, config) or (None, None)
             if problem:
-                raise CheckFailure(check, problem + ".", hint=state.BUFFER_HINT)
+                raise CheckFailure(check, problem + ".", hint=state.BUFFER_HINT, kind=kind)
             value = state.statistic(check, module, name, config)
             if value.dtype != torch.get_default_dtype():
                 raise CheckFailure(check, f"{config.call}.{name} has dtype {value.dtype}; expected the default "

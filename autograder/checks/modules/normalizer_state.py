@@ -64,7 +64,8 @@ def set_statistics(check, module, config, values):
 
 
 def buffer_problem(module, name, config):
-    """Why ``module.<name>`` is not a proper buffer, or ``None`` (registration is seen where the module lives)."""
+    """``[kind, why]`` ``module.<name>`` is not a proper buffer, or ``None`` (registration is seen where the module
+    lives)."""
     return handle(module).beside(probes.buffer_problem, name, config.call)
 
 
@@ -107,10 +108,10 @@ def expect_conversions(check, Normalizer, config, gen):
     x = oracle.draw_batch(gen, oracle.batch_size(gen), config.features)
     call_student(check, module, x, what=f"{config.call}.double() in train mode")
     for name in oracle.BUFFERS:
-        problem = buffer_problem(module, name, config)
+        kind, problem = buffer_problem(module, name, config) or (None, None)
         if problem or name not in probes.state_of(module):
             raise CheckFailure(check, f"after a train step, {problem or f'{name} is missing from state_dict()'}. "
-                                      "The forward pass replaced the buffer with something else.",
+                                      "The forward pass replaced the buffer with something else.", kind=kind,
                                hint="Update the buffer in place (`self.running_mean.mul_(...)`) or assign a plain "
                                     "tensor to the same name (`self.running_mean = ...`), which keeps it a buffer.")
 

@@ -113,21 +113,25 @@ def distinct_parameters(model):
 
 @probe
 def buffer_problem(module, name, call):
-    """Why ``module.<name>`` is not a proper buffer (``call`` names the module in the message), or ``None``."""
+    """``[kind, why]``: why ``module.<name>`` is not a proper buffer (``call`` names the module in the message), and
+    the kind of that failure; or ``None``."""
     buffers = dict(module.named_buffers())
     value = getattr(module, name, None)
     if isinstance(value, torch.nn.Parameter) or name in dict(module.named_parameters()):
-        return (f"{call}.{name} is an nn.Parameter: parameters() hands it to the optimizer, which would "
-                "train it (weight decay, momentum and gradient steps) although it is a statistic, not a weight")
+        return ["failed: a buffer made a parameter", f"{call}.{name} is an nn.Parameter: parameters() hands it to the "
+                "optimizer, which would train it (weight decay, momentum and gradient steps) although it is a "
+                "statistic, not a weight"]
     if name not in buffers:
         nested = [n for n in buffers if n.endswith("." + name)]
         if isinstance(value, torch.Tensor) and not nested:
-            return (f"{call}.{name} is a plain tensor attribute, not a registered buffer: state_dict() does "
-                    "not save it and .to() / .double() / .cuda() leave it behind")
+            return ["failed: a plain tensor attribute, not a buffer", f"{call}.{name} is a plain tensor attribute, "
+                    "not a registered buffer: state_dict() does not save it and .to() / .double() / .cuda() leave "
+                    "it behind"]
         where = f" (found {', '.join(nested)}, inside a submodule)" if nested else ""
-        return f"{call} has no buffer named {name}{where}; named_buffers() gives {sorted(buffers)}"
+        return ["failed: no buffer of that name", f"{call} has no buffer named {name}{where}; named_buffers() gives "
+                f"{sorted(buffers)}"]
     if any(p is buffers[name] for p in module.parameters()):
-        return f"{call}.{name} is also listed by parameters()"
+        return ["failed: a buffer also listed by parameters()", f"{call}.{name} is also listed by parameters()"]
     return None
 
 

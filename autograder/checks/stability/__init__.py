@@ -10,7 +10,7 @@ import contextlib
 
 import torch
 
-from ...compare import context, expect_close, expect_finite, expect_meta, expect_tensor
+from ...compare import context, expect_close, expect_finite, expect_meta, expect_tensor, known_kind
 from ...contracts import exercised, exercised_as, tensor_labels
 from ...errors import CheckFailure
 from ...gradients import expect_grad_close, expect_gradcheck
@@ -437,7 +437,8 @@ def check_softplus_custom_backward(check, Softplus, softplus, *, seed=0):
         else:
             detail = (f"softplus(x) returned a tensor with {made_by}: Softplus's result passes through {depth} more "
                       "operation(s) before it is returned, and autograd differentiates those too.")
-        raise CheckFailure(check, detail, hint=FUNCTION_HINT + " Do not call `Softplus.forward` yourself.")
+        raise CheckFailure(check, detail, hint=FUNCTION_HINT + " Do not call `Softplus.forward` yourself.",
+                           kind=known_kind(f"a result with {made_by}" + ("" if depth is None else " and more")))
     y = torch.randn(4, 3, generator=gen, dtype=torch.float64)
     exercised("apply_float64")
     direct = Softplus.apply(y)
@@ -463,6 +464,7 @@ def check_softplus_no_builtin(check, softplus, *, seed=0):
         if used:
             raise CheckFailure(check, f"softplus (forward or backward) uses {', '.join(used)}, which this exercise "
                                       f"forbids (forbidden: {', '.join(sorted(set(sp.FORBIDDEN)))}).",
-                               hint="Build it from relu / clamp, abs, exp, log1p; the backward from sigmoid.")
+                               hint="Build it from relu / clamp, abs, exp, log1p; the backward from sigmoid.",
+                               kind=f"forbidden op: {', '.join(used)}")
         # Loosely: this check is about the operations; precision is graded by the others.
         expect_close(check, out, sp.reference(x), what="softplus's result", inputs={"x": x}, rtol=1e-3, atol=1e-4)

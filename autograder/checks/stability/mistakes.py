@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "b32f276a21f600b9"
+DIGEST = "4b70b605ced71f50"
 
 MISTAKES = ({'id': 'softmax without the max-shift',
   'says': 'stable_softmax exponentiates the logits without subtracting a maximum first, so large logits overflow.',
@@ -20,14 +20,12 @@ MISTAKES = ({'id': 'softmax without the max-shift',
  {'id': 'softmax with one max over the whole tensor',
   'says': 'stable_softmax subtracts one max over the whole tensor instead of the max of each row, so rows far '
           'below it underflow to 0.',
-  'signature': {'softmax_forward': "failed: stable_softmax's result differs from the reference",
-                'softmax_extremes': "failed: stable_softmax's result at extreme logits contains # NaN and # "
-                                    'infinite values',
-                'softmax_gradient': 'failed: the gradient at logits contains # NaN and # infinite values out'},
-  'visible': {'softmax_forward': "failed: stable_softmax's result differs from the reference",
-              'softmax_extremes': "failed: stable_softmax's result at extreme logits contains # NaN and # infinite "
-                                  'values',
-              'softmax_gradient': 'failed: the gradient at logits contains # NaN and # infinite values out'}},
+  'signature': {'softmax_forward': 'failed at checks.stability.per_row.with_diagnosis:1',
+                'softmax_extremes': 'failed at checks.stability.per_row.with_diagnosis:1',
+                'softmax_gradient': 'failed at checks.stability.per_row.with_diagnosis:1'},
+  'visible': {'softmax_forward': 'failed at checks.stability.per_row.with_diagnosis:1',
+              'softmax_extremes': 'failed at checks.stability.per_row.with_diagnosis:1',
+              'softmax_gradient': 'failed at checks.stability.per_row.with_diagnosis:1'}},
  {'id': 'softmax forgetting keepdim',
   'says': 'stable_softmax reduces without `keepdim=True` and puts the dimension back at the end, which is wrong '
           'when `dim` is not the last one.',
@@ -39,12 +37,11 @@ MISTAKES = ({'id': 'softmax without the max-shift',
               'softmax_gradient': 'raised: RuntimeError'}},
  {'id': 'softmax summing over the wrong dim',
   'says': 'stable_softmax normalises by a sum over another dimension than `dim`.',
-  'signature': {'softmax_forward': "failed: stable_softmax's result sums to # along dimension # not along dim=#: "
-                                   'it',
+  'signature': {'softmax_forward': 'failed at checks.stability._expect_normalised_along:1',
                 'softmax_extremes': 'wrong value',
                 'softmax_gradient': 'wrong value',
                 'softmax_no_builtin': 'wrong value'},
-  'visible': {'softmax_forward': "failed: stable_softmax's result sums to # along dimension # not along dim=#: it",
+  'visible': {'softmax_forward': 'failed at checks.stability._expect_normalised_along:1',
               'softmax_extremes': 'wrong value',
               'softmax_gradient': 'wrong value',
               'softmax_no_builtin': 'wrong value'}},
@@ -93,8 +90,8 @@ MISTAKES = ({'id': 'softmax without the max-shift',
   'visible': {'cross_entropy_forward': 'not finite: +inf', 'cross_entropy_extremes': 'not finite: NaN'}},
  {'id': 'cross-entropy with a global max',
   'says': 'softmax_cross_entropy subtracts one max over the whole batch instead of the max of each row.',
-  'signature': {'cross_entropy_forward': 'wrong value', 'cross_entropy_extremes': 'not finite: NaN'},
-  'visible': {'cross_entropy_forward': 'wrong value', 'cross_entropy_extremes': 'not finite: NaN'}},
+  'signature': {'cross_entropy_forward': 'not finite: -inf', 'cross_entropy_extremes': 'not finite: NaN'},
+  'visible': {'cross_entropy_forward': 'not finite: -inf', 'cross_entropy_extremes': 'not finite: NaN'}},
  {'id': 'cross-entropy returning the batch mean',
   'says': 'softmax_cross_entropy averages over the batch instead of returning one loss per example.',
   'signature': {'cross_entropy_forward': 'wrong shape',
@@ -129,11 +126,9 @@ MISTAKES = ({'id': 'softmax without the max-shift',
               'cross_entropy_gradient': 'wrong gradient'}},
  {'id': 'cross-entropy with detached logits',
   'says': 'softmax_cross_entropy detaches the logits, so no gradient flows back to them.',
-  'signature': {'cross_entropy_extremes': 'failed: backward through softmax_cross_entropy failed: element # of '
-                                          'tensors does not require grad',
+  'signature': {'cross_entropy_extremes': 'failed at checks.stability.check_cross_entropy_extremes:1',
                 'cross_entropy_gradient': 'no gradient'},
-  'visible': {'cross_entropy_extremes': 'failed: backward through softmax_cross_entropy failed: element # of '
-                                        'tensors does not require grad',
+  'visible': {'cross_entropy_extremes': 'failed at checks.stability.check_cross_entropy_extremes:1',
               'cross_entropy_gradient': 'no gradient'}},
  {'id': 'cross-entropy without keepdim in the log-sum',
   'says': 'softmax_cross_entropy reduces the log-sum-exp without `keepdim=True`, so it broadcasts along the wrong '
@@ -152,10 +147,8 @@ MISTAKES = ({'id': 'softmax without the max-shift',
   'visible': {'softplus_extremes': 'not finite: +inf at positive x'}},
  {'id': 'softplus as x + log1p(exp(-x)) (no max, no |x|)',
   'says': "Softplus's forward computes `x + log1p(exp(-x))`, which overflows for very negative x.",
-  'signature': {'softplus_forward': "failed: softplus's result differs from the reference",
-                'softplus_extremes': 'not finite: +inf at negative x'},
-  'visible': {'softplus_forward': "failed: softplus's result differs from the reference",
-              'softplus_extremes': 'not finite: +inf at negative x'}},
+  'signature': {'softplus_forward': 'wrong value', 'softplus_extremes': 'not finite: +inf at negative x'},
+  'visible': {'softplus_forward': 'wrong value', 'softplus_extremes': 'not finite: +inf at negative x'}},
  {'id': 'softplus backward as exp(x) / (1 + exp(x))',
   'says': "Softplus's backward computes `exp(x) / (1 + exp(x))`, which is inf / inf = NaN for large x.",
   'signature': {'softplus_gradient': 'not finite: NaN at positive x'},
@@ -163,26 +156,24 @@ MISTAKES = ({'id': 'softmax without the max-shift',
  {'id': 'softplus backward ignoring the upstream gradient',
   'says': "Softplus's backward returns the local derivative without multiplying by the upstream gradient "
           '(`grad_output`).',
-  'signature': {'softplus_gradient': 'failed: the gradient with respect to is the gradient for an upstream '
-                                     'gradient'},
-  'visible': {'softplus_gradient': 'failed: the gradient with respect to is the gradient for an upstream '
-                                   'gradient'}},
+  'signature': {'softplus_gradient': 'known: the gradient for an upstream gradient of ones (the random upstream '
+                                     'gradient was ignored)'},
+  'visible': {'softplus_gradient': 'known: the gradient for an upstream gradient of ones (the random upstream '
+                                   'gradient was ignored)'}},
  {'id': 'softplus backward using the saved output as the input',
   'says': 'Softplus saves its output in forward and uses it in backward as if it were the input.',
-  'signature': {'softplus_gradient': 'failed: the gradient with respect to is computed from the saved output as'},
-  'visible': {'softplus_gradient': 'failed: the gradient with respect to is computed from the saved output as'}},
+  'signature': {'softplus_gradient': 'known: computed from the saved output as if it were x: sigmoid(softplus(x)), '
+                                     'not sigmoid(x)'},
+  'visible': {'softplus_gradient': 'known: computed from the saved output as if it were x: sigmoid(softplus(x)), '
+                                   'not sigmoid(x)'}},
  {'id': 'softplus calling F.softplus',
   'says': "Softplus's forward calls a built-in softplus.",
-  'signature': {'softplus_no_builtin': 'failed: softplus uses torch._C._nn.softplus aten.softplus which this '
-                                       'exercise forbids'},
-  'visible': {'softplus_no_builtin': 'failed: softplus uses torch._C._nn.softplus aten.softplus which this '
-                                     'exercise forbids'}},
+  'signature': {'softplus_no_builtin': 'forbidden op: torch._C._nn.softplus, aten.softplus'},
+  'visible': {'softplus_no_builtin': 'forbidden op: torch._C._nn.softplus, aten.softplus'}},
  {'id': 'softplus calling torch.logaddexp',
   'says': "Softplus's forward calls `torch.logaddexp`, a built-in that does the stable part for you.",
-  'signature': {'softplus_no_builtin': 'failed: softplus uses torch.logaddexp aten.logaddexp which this exercise '
-                                       'forbids'},
-  'visible': {'softplus_no_builtin': 'failed: softplus uses torch.logaddexp aten.logaddexp which this exercise '
-                                     'forbids'}},
+  'signature': {'softplus_no_builtin': 'forbidden op: torch.logaddexp, aten.logaddexp'},
+  'visible': {'softplus_no_builtin': 'forbidden op: torch.logaddexp, aten.logaddexp'}},
  {'id': 'softplus computed and returned in float64',
   'says': "Softplus computes and returns float64 whatever the input's dtype.",
   'signature': {'softplus_forward': 'wrong dtype: float64 for float16',
@@ -192,20 +183,16 @@ MISTAKES = ({'id': 'softmax without the max-shift',
  {'id': 'softplus as a plain function (no custom backward)',
   'says': 'softplus is a plain function: autograd derives its gradient, no `torch.autograd.Function` backward is '
           'written.',
-  'signature': {'softplus_gradient': 'failed: the gradient differs from the reference',
-                'softplus_custom_backward': 'failed: softplus returned a tensor with grad_fn AddBackward# not one '
-                                            'made by Softplus'},
-  'visible': {'softplus_gradient': 'failed: the gradient differs from the reference',
-              'softplus_custom_backward': 'failed: softplus returned a tensor with grad_fn AddBackward# not one '
-                                          'made by Softplus'}},
+  'signature': {'softplus_gradient': 'wrong value',
+                'softplus_custom_backward': 'known: a result with grad_fn AddBackward#'},
+  'visible': {'softplus_gradient': 'wrong value',
+              'softplus_custom_backward': 'known: a result with grad_fn AddBackward#'}},
  {'id': 'softplus with torch.where in a plain function',
   'says': 'softplus picks between two formulas with `torch.where` in a plain function: the branch not taken still '
           'gives a NaN gradient.',
   'signature': {'softplus_extremes': 'not finite: +inf at positive x',
                 'softplus_gradient': 'not finite: NaN at positive x',
-                'softplus_custom_backward': 'failed: softplus returned a tensor with grad_fn WhereBackward# not '
-                                            'one made by Softplus'},
+                'softplus_custom_backward': 'known: a result with grad_fn WhereBackward#'},
   'visible': {'softplus_extremes': 'not finite: +inf at positive x',
               'softplus_gradient': 'not finite: NaN at positive x',
-              'softplus_custom_backward': 'failed: softplus returned a tensor with grad_fn WhereBackward# not one '
-                                          'made by Softplus'}})
+              'softplus_custom_backward': 'known: a result with grad_fn WhereBackward#'}})

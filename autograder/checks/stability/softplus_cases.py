@@ -98,9 +98,9 @@ def pointed_failure(failure, x, got, expected, repro, *, grad=False):
 def _not_finite_where(kind, x, got, expected):
     """A "not finite" failure's kind with the sign of the inputs where the result is not finite (and the reference
     is): the same values past an overflow at large positive x and at large negative x are two mistakes
-    (``log1p(exp(x))`` against ``x + log1p(exp(-x))``); any other failure keeps the words of its message."""
+    (``log1p(exp(x))`` against ``x + log1p(exp(-x))``); any other failure keeps its kind."""
     if not kind.startswith("not finite"):
-        return None
+        return kind
     flat_x = x.detach().cpu().double().reshape(-1)
     bad = ~torch.isfinite(got.detach().cpu().reshape(-1)) & torch.isfinite(expected.detach().cpu().reshape(-1))
     signs = [side for side, held in (("positive", flat_x[bad] > 0), ("negative", flat_x[bad] < 0),

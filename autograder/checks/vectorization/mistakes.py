@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "94279f3dd534fb1c"
+DIGEST = "25df06e505c95b00"
 
 MISTAKES = ({'id': 'batch_gather as a Python loop',
   'says': 'batch_gather loops over the batch in Python.',
@@ -51,22 +51,20 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
               'batch_gather_speed': 'raised: RuntimeError'}},
  {'id': 'batch_gather without a bounds check',
   'says': 'batch_gather does not raise for an index out of range.',
-  'signature': {'batch_gather_errors': 'failed: index # is out of range for N = # rows but'},
-  'visible': {'batch_gather_errors': 'failed: index # is out of range for N = # rows but'}},
+  'signature': {'batch_gather_errors': 'failed at checks.vectorization.check_batch_gather_errors:2'},
+  'visible': {'batch_gather_errors': 'failed at checks.vectorization.check_batch_gather_errors:2'}},
  {'id': 'batch_gather clamping indices',
   'says': 'batch_gather does not raise for an index out of range.',
-  'signature': {'batch_gather_errors': 'failed: index # is out of range for N = # rows but'},
-  'visible': {'batch_gather_errors': 'failed: index # is out of range for N = # rows but'}},
+  'signature': {'batch_gather_errors': 'failed at checks.vectorization.check_batch_gather_errors:2'},
+  'visible': {'batch_gather_errors': 'failed at checks.vectorization.check_batch_gather_errors:2'}},
  {'id': 'batch_gather without a batch check',
   'says': 'batch_gather does not refuse inputs whose batch sizes differ.',
   'signature': {'batch_gather_errors': 'raised: RuntimeError'},
   'visible': {'batch_gather_errors': 'raised: RuntimeError'}},
  {'id': 'batch_gather with a silent ValueError',
   'says': 'batch_gather raises ValueError with a message that does not say what is wrong.',
-  'signature': {'batch_gather_errors': 'failed: batch_gather raised ValueError whose message does not say that the '
-                                       'batch sizes'},
-  'visible': {'batch_gather_errors': 'failed: batch_gather raised ValueError whose message does not say that the '
-                                     'batch sizes'}},
+  'signature': {'batch_gather_errors': 'failed at checks.vectorization.check_batch_gather_errors:4'},
+  'visible': {'batch_gather_errors': 'failed at checks.vectorization.check_batch_gather_errors:4'}},
  {'id': 'batch_gather changing the dtype',
   'says': "batch_gather returns another dtype than its input's.",
   'signature': {'batch_gather_values': 'wrong dtype: float32 for int64'},
@@ -81,24 +79,20 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
   'visible': {'per_sample_grads_vmapped': 'grows with size'}},
  {'id': "per_sample_grads of the batch's summed loss",
   'says': "per_sample_grads differentiates the loss of the whole batch instead of each sample's.",
-  'signature': {'per_sample_grads_values': "failed: per_sample_grads is the gradient of the whole batch's loss not "
-                                           'one gradient',
-                'per_sample_grads_vmapped': "failed: per_sample_grads is the gradient of the whole batch's loss "
-                                            'not one gradient'},
-  'visible': {'per_sample_grads_values': "failed: per_sample_grads is the gradient of the whole batch's loss not "
-                                         'one gradient',
-              'per_sample_grads_vmapped': "failed: per_sample_grads is the gradient of the whole batch's loss not "
-                                          'one gradient'}},
+  'signature': {'per_sample_grads_values': "known: the gradient of the whole batch's loss, not one gradient per "
+                                           'sample',
+                'per_sample_grads_vmapped': "known: the gradient of the whole batch's loss, not one gradient per "
+                                            'sample'},
+  'visible': {'per_sample_grads_values': "known: the gradient of the whole batch's loss, not one gradient per "
+                                         'sample',
+              'per_sample_grads_vmapped': "known: the gradient of the whole batch's loss, not one gradient per "
+                                          'sample'}},
  {'id': 'per_sample_grads divided by the batch size',
   'says': "per_sample_grads divides each sample's gradient by the batch size.",
-  'signature': {'per_sample_grads_values': 'failed: per_sample_grads is the right gradients divided by the batch '
-                                           'size B not',
-                'per_sample_grads_vmapped': 'failed: per_sample_grads is the right gradients divided by the batch '
-                                            'size B not'},
-  'visible': {'per_sample_grads_values': 'failed: per_sample_grads is the right gradients divided by the batch '
-                                         'size B not',
-              'per_sample_grads_vmapped': 'failed: per_sample_grads is the right gradients divided by the batch '
-                                          'size B not'}},
+  'signature': {'per_sample_grads_values': 'known: the right gradients divided by the batch size B',
+                'per_sample_grads_vmapped': 'known: the right gradients divided by the batch size B'},
+  'visible': {'per_sample_grads_values': 'known: the right gradients divided by the batch size B',
+              'per_sample_grads_vmapped': 'known: the right gradients divided by the batch size B'}},
  {'id': 'per_sample_grads with in_dims (None, 0, None)',
   'says': 'per_sample_grads maps over the wrong arguments (`in_dims`).',
   'signature': {'per_sample_grads_values': 'raised: AssertionError',
@@ -108,61 +102,55 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
  {'id': 'per_sample_grads of model.named_parameters() (not params, not detached)',
   'says': "per_sample_grads differentiates with respect to the model's own parameters instead of the `params` it "
           'is given.',
-  'signature': {'per_sample_grads_values': "failed: per_sample_grads is the gradients at the model's own "
-                                           'parameters not at the',
-                'per_sample_grads_vmapped': "failed: per_sample_grads is the gradients at the model's own "
-                                            'parameters not at the'},
-  'visible': {'per_sample_grads_values': "failed: per_sample_grads is the gradients at the model's own parameters "
-                                         'not at the',
-              'per_sample_grads_vmapped': "failed: per_sample_grads is the gradients at the model's own parameters "
-                                          'not at the'}},
+  'signature': {'per_sample_grads_values': "known: the gradients at the model's own parameters, not at the "
+                                           '`params` given',
+                'per_sample_grads_vmapped': "known: the gradients at the model's own parameters, not at the "
+                                            '`params` given'},
+  'visible': {'per_sample_grads_values': "known: the gradients at the model's own parameters, not at the `params` "
+                                         'given',
+              'per_sample_grads_vmapped': "known: the gradients at the model's own parameters, not at the `params` "
+                                          'given'}},
  {'id': 'per_sample_grads calling model(x) instead of functional_call',
   'says': 'per_sample_grads calls the model directly instead of through `functional_call` with the given `params`.',
-  'signature': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
-                                           'not depend on',
-                'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate '
-                                            'does not depend on'},
-  'visible': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
-                                         'not depend on',
-              'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
-                                          'not depend on'}},
+  'signature': {'per_sample_grads_values': 'known: all zeros: the loss you differentiate does not depend on the '
+                                           'params `grad` hands it',
+                'per_sample_grads_vmapped': 'known: all zeros: the loss you differentiate does not depend on the '
+                                            'params `grad` hands it'},
+  'visible': {'per_sample_grads_values': 'known: all zeros: the loss you differentiate does not depend on the '
+                                         'params `grad` hands it',
+              'per_sample_grads_vmapped': 'known: all zeros: the loss you differentiate does not depend on the '
+                                          'params `grad` hands it'}},
  {'id': 'per_sample_grads detaching params inside the loss',
   'says': 'per_sample_grads detaches the parameters inside the loss, so the gradients are zero.',
-  'signature': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
-                                           'not depend on',
-                'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate '
-                                            'does not depend on'},
-  'visible': {'per_sample_grads_values': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
-                                         'not depend on',
-              'per_sample_grads_vmapped': 'failed: per_sample_grads is all zeros: the loss you differentiate does '
-                                          'not depend on'}},
+  'signature': {'per_sample_grads_values': 'known: all zeros: the loss you differentiate does not depend on the '
+                                           'params `grad` hands it',
+                'per_sample_grads_vmapped': 'known: all zeros: the loss you differentiate does not depend on the '
+                                            'params `grad` hands it'},
+  'visible': {'per_sample_grads_values': 'known: all zeros: the loss you differentiate does not depend on the '
+                                         'params `grad` hands it',
+              'per_sample_grads_vmapped': 'known: all zeros: the loss you differentiate does not depend on the '
+                                          'params `grad` hands it'}},
  {'id': 'masked_batch_mean as a Python loop over T',
   'says': 'masked_batch_mean loops in Python over the batch or the time steps.',
   'signature': {'masked_mean_vectorized': 'grows with size',
                 'masked_mean_one_graph': 'forbidden source',
-                'masked_mean_no_recompiles': 'failed: torch.compile compiled more than # graphs for x of shapes it '
-                                             'recompiles'},
+                'masked_mean_no_recompiles': 'failed at checks.vectorization.check_masked_mean_no_recompiles:1'},
   'visible': {'masked_mean_vectorized': 'grows with size',
               'masked_mean_one_graph': 'forbidden source',
-              'masked_mean_no_recompiles': 'failed: torch.compile compiled more than # graphs for x of shapes it '
-                                           'recompiles'}},
+              'masked_mean_no_recompiles': 'failed at checks.vectorization.check_masked_mean_no_recompiles:1'}},
  {'id': 'masked_batch_mean as a Python loop over B',
   'says': 'masked_batch_mean loops in Python over the batch or the time steps.',
   'signature': {'masked_mean_vectorized': 'grows with size',
                 'masked_mean_one_graph': 'forbidden source',
-                'masked_mean_no_recompiles': 'failed: torch.compile compiled more than # graphs for x of shapes it '
-                                             'recompiles'},
+                'masked_mean_no_recompiles': 'failed at checks.vectorization.check_masked_mean_no_recompiles:1'},
   'visible': {'masked_mean_vectorized': 'grows with size',
               'masked_mean_one_graph': 'forbidden source',
-              'masked_mean_no_recompiles': 'failed: torch.compile compiled more than # graphs for x of shapes it '
-                                           'recompiles'}},
+              'masked_mean_no_recompiles': 'failed at checks.vectorization.check_masked_mean_no_recompiles:1'}},
  {'id': 'masked_batch_mean calling .item() on lengths',
   'says': 'masked_batch_mean calls `.item()` on the lengths, which breaks the compiled graph.',
-  'signature': {'masked_mean_one_graph': 'failed: torch._dynamo.explain finds # graph break on x of shape lengths '
-                                         '= Unsupported',
+  'signature': {'masked_mean_one_graph': 'failed at checks.vectorization.check_masked_mean_one_graph:1',
                 'masked_mean_no_recompiles': 'forbidden source'},
-  'visible': {'masked_mean_one_graph': 'failed: torch._dynamo.explain finds # graph break on x of shape lengths = '
-                                       'Unsupported',
+  'visible': {'masked_mean_one_graph': 'failed at checks.vectorization.check_masked_mean_one_graph:1',
               'masked_mean_no_recompiles': 'forbidden source'}},
  {'id': 'masked_batch_mean dividing 0 by 0 for empty rows',
   'says': 'masked_batch_mean divides by a length that can be 0, giving NaN for an empty row.',
@@ -170,44 +158,36 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
   'visible': {'masked_mean_values': 'not finite: NaN', 'masked_mean_gradient': 'not finite: NaN'}},
  {'id': 'masked_batch_mean averaging over all of T',
   'says': 'masked_batch_mean averages over every time step instead of the valid ones.',
-  'signature': {'masked_mean_values': "failed: masked_batch_mean's result is the mean over all T steps padding "
-                                      'included not',
+  'signature': {'masked_mean_values': 'known: the mean over all T steps, padding included',
                 'masked_mean_gradient': 'wrong value',
-                'masked_mean_vectorized': "failed: masked_batch_mean's result is the mean over all T steps padding "
-                                          'included not',
-                'masked_mean_one_graph': "failed: masked_batch_mean's result is the mean over all T steps padding "
-                                         'included not',
-                'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the mean over all T steps "
-                                             'padding included not'},
-  'visible': {'masked_mean_values': "failed: masked_batch_mean's result is the mean over all T steps padding "
-                                    'included not',
+                'masked_mean_vectorized': 'known: the mean over all T steps, padding included',
+                'masked_mean_one_graph': 'known: the mean over all T steps, padding included',
+                'masked_mean_no_recompiles': 'known: the mean over all T steps, padding included'},
+  'visible': {'masked_mean_values': 'known: the mean over all T steps, padding included',
               'masked_mean_gradient': 'wrong value',
-              'masked_mean_vectorized': "failed: masked_batch_mean's result is the mean over all T steps padding "
-                                        'included not',
-              'masked_mean_one_graph': "failed: masked_batch_mean's result is the mean over all T steps padding "
-                                       'included not',
-              'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the mean over all T steps "
-                                           'padding included not'}},
+              'masked_mean_vectorized': 'known: the mean over all T steps, padding included',
+              'masked_mean_one_graph': 'known: the mean over all T steps, padding included',
+              'masked_mean_no_recompiles': 'known: the mean over all T steps, padding included'}},
  {'id': 'masked_batch_mean off by one (<=)',
   'says': "masked_batch_mean's mask is off by one (it counts the step at the length too).",
-  'signature': {'masked_mean_values': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                      'including',
+  'signature': {'masked_mean_values': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                      'lengths[b] (a mask with <=)',
                 'masked_mean_gradient': 'wrong value',
-                'masked_mean_vectorized': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                          'including',
-                'masked_mean_one_graph': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                         'including',
-                'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                             'including'},
-  'visible': {'masked_mean_values': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                    'including',
+                'masked_mean_vectorized': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                          'lengths[b] (a mask with <=)',
+                'masked_mean_one_graph': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                         'lengths[b] (a mask with <=)',
+                'masked_mean_no_recompiles': 'known: the sum of the steps up to and including lengths[b] divided '
+                                             'by lengths[b] (a mask with <=)'},
+  'visible': {'masked_mean_values': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                    'lengths[b] (a mask with <=)',
               'masked_mean_gradient': 'wrong value',
-              'masked_mean_vectorized': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                        'including',
-              'masked_mean_one_graph': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                       'including',
-              'masked_mean_no_recompiles': "failed: masked_batch_mean's result is the sum of the steps up to and "
-                                           'including'}},
+              'masked_mean_vectorized': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                        'lengths[b] (a mask with <=)',
+              'masked_mean_one_graph': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                       'lengths[b] (a mask with <=)',
+              'masked_mean_no_recompiles': 'known: the sum of the steps up to and including lengths[b] divided by '
+                                           'lengths[b] (a mask with <=)'}},
  {'id': 'masked_batch_mean returning float64',
   'says': "masked_batch_mean returns float64 whatever the input's dtype.",
   'signature': {'masked_mean_values': 'wrong dtype: float64 for float32',
@@ -224,14 +204,10 @@ MISTAKES = ({'id': 'batch_gather as a Python loop',
   'visible': {'masked_mean_values': 'wrong dtype: float32 for float16'}},
  {'id': "masked_batch_mean branching on lengths' values",
   'says': 'masked_batch_mean branches in Python on the values of `lengths`, which recompiles for new values.',
-  'signature': {'masked_mean_one_graph': 'failed: torch.compile fails on x of shape lengths = Unsupported: '
-                                         'Data-dependent branching',
-                'masked_mean_no_recompiles': 'failed: torch.compile fails on x of shape lengths = Unsupported: '
-                                             'Data-dependent branching'},
-  'visible': {'masked_mean_one_graph': 'failed: torch.compile fails on x of shape lengths = Unsupported: '
-                                       'Data-dependent branching',
-              'masked_mean_no_recompiles': 'failed: torch.compile fails on x of shape lengths = Unsupported: '
-                                           'Data-dependent branching'}},
+  'signature': {'masked_mean_one_graph': 'failed at checks.vectorization._compile_failure:1',
+                'masked_mean_no_recompiles': 'failed at checks.vectorization._compile_failure:1'},
+  'visible': {'masked_mean_one_graph': 'failed at checks.vectorization._compile_failure:1',
+              'masked_mean_no_recompiles': 'failed at checks.vectorization._compile_failure:1'}},
  {'id': 'masked_batch_mean multiplying by the mask',
   'says': 'masked_batch_mean multiplies by the mask, so a NaN or an infinity in the padding still reaches the sum.',
   'signature': {'masked_mean_values': 'not finite: NaN'},

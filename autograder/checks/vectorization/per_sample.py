@@ -12,7 +12,7 @@ grader's own loop over the samples in float64 (``autograder/oracles/vectorizatio
 
 import torch
 
-from ...compare import expect_close, expect_meta
+from ...compare import expect_close, expect_meta, known_kind
 from ...errors import CheckFailure
 from ...expected_outputs import oracle
 from .probes.worker_facts import model_for
@@ -100,7 +100,7 @@ def expect_per_sample_grads(check, per_sample_grads, sizes, params, decoy, x, y)
         if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(value.shape):
             raise CheckFailure(check, f"{what} is {BATCH_GRADIENT}: it has shape {list(got.shape)}, the shape of "
                                       f"the parameter itself; expected {list(shape)}, one gradient per sample, for x "
-                                      f"of shape {list(x.shape)}.", hint=HINT)
+                                      f"of shape {list(x.shape)}.", hint=HINT, kind=known_kind(BATCH_GRADIENT))
         expect_meta(check, got, what=what, shape=shape, dtype=value.dtype, device=value.device.type, inputs=inputs,
                     hint=HINT)
         rtol, atol = TOLERANCE[value.dtype]
@@ -129,8 +129,8 @@ def _known_mistakes(b, at_own_parameters):
              "model's own parameters), and do not detach them inside that function. " + HINT),
             ("the right gradients divided by the batch size B", lambda expected: expected / b,
              "Each sample's loss is its own, not a share of the batch's mean. " + HINT),
-            (BATCH_GRADIENT + " (summed, in every row)", every_row(torch.sum), batch_hint + HINT),
-            (BATCH_GRADIENT + " (averaged, in every row)", every_row(torch.mean), batch_hint + HINT),
+            (BATCH_GRADIENT + " (summed, in every row)", every_row(torch.sum), batch_hint + HINT, BATCH_GRADIENT),
+            (BATCH_GRADIENT + " (averaged, in every row)", every_row(torch.mean), batch_hint + HINT, BATCH_GRADIENT),
             ("the gradients at the model's own parameters, not at the `params` given",
              lambda _: at_own_parameters.detach().cpu().double(),
              "Differentiate with respect to the `params` argument: `grad` hands them to your loss, which runs the "

@@ -11,7 +11,7 @@ the instructor. Gradescope's format: https://gradescope-autograders.readthedocs.
 import datetime
 
 from ...checks import items_of
-from ...engine.results import GRADER_ERROR, PENDING, UNDER_REVIEW
+from ...engine.verdict import GRADER_ERROR, Verdict, by_status
 from ..export import gradescope_results
 from ..late_policy import duration_text, lateness
 
@@ -21,14 +21,12 @@ WAIVED = "waived: this item needs a GPU, and Gradescope has none; it is not part
 
 
 def record_from_grade(data, assignment):
-    """The report record ``gradescope_results`` reads, from ``grade_job_here``'s data."""
-    items = data.get("items", [])
-    by_status = {status: [i["item"] for i in items if i["status"] == status]
-                 for status in (PENDING, GRADER_ERROR, UNDER_REVIEW)}
-    return {"status": "graded", "grades": {i["item"]: [i["score"], i["max_score"]] for i in items},
-            "messages": {i["item"]: i["message"] for i in items if i.get("message")},
-            "pending": by_status[PENDING], "grader_errors": by_status[GRADER_ERROR],
-            "under_review": by_status[UNDER_REVIEW], "problems": list(data.get("problems", []))}
+    """The report record ``gradescope_results`` reads, from ``grade_job_here``'s data: its verdicts, as the grades
+    in force give them (``current_grades.entry_of``, without a gradebook)."""
+    verdicts = [Verdict.from_dict(i) for i in data.get("items", [])]
+    return {"status": "graded", "items": [v.to_dict() for v in verdicts],
+            "grades": {v.item: [v.score, v.max_score] for v in verdicts}, **by_status(verdicts),
+            "problems": list(data.get("problems", []))}
 
 
 def gpu_items(assignment):
@@ -108,7 +106,8 @@ def late_from_metadata(metadata):
 
 def zero_results(assignment, message, *, feedback, gpu_policy, grader_error=False):
     """Every item 0 with ``message`` (a missing or unreadable notebook), or a grader error that stopped grading."""
-    items = [{"item": item.id, "score": 0.0, "max_score": item.points, "status": GRADER_ERROR if grader_error else
+    items = [{"item": item.id, "check": item.name, "score": 0.0, "max_score": item.points,
+              "status": GRADER_ERROR if grader_error else
               "failed", "message": message} for item in items_of(assignment)]
     result = results_json({"items": items, "problems": [message]}, assignment, feedback=feedback,
                           gpu_policy=gpu_policy)

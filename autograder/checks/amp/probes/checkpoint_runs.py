@@ -38,7 +38,7 @@ def _student(check, fn, *args, what):
     try:
         return call_student(check, fn, *args, what=what), None
     except CheckFailure as failure:
-        return None, [failure.detail, failure.hint]
+        return None, [failure.detail, failure.hint, failure.kind]
 
 
 def plain(value):

@@ -77,7 +77,7 @@ def train_recorded(train_amp, check, plan, calls, scaler=None):
                 out = call_student(check, lambda: train_amp(model, part, optimizer, loss_fn, device_type=device,
                                                             **options), what="train_amp")
             except CheckFailure as failure:
-                results.append({"failure": [failure.detail, failure.hint]})
+                results.append({"failure": [failure.detail, failure.hint, failure.kind]})
                 break
         results.append({"out": _detached(out), "recording": to_plain(rec),
                         "scaler": None if given is None else dict(given.state_dict())})
@@ -139,8 +139,8 @@ def outcome(check, entry, case):
     """``(returned value, recording)`` of one call; its failure (with ``case``) raised as a :class:`CheckFailure`."""
     __tracebackhide__ = True
     if "failure" in entry:
-        detail, hint = entry["failure"]
-        raise CheckFailure(check, f"{detail}\nCase: {case}", hint=hint)
+        detail, hint, *kind = entry["failure"]
+        raise CheckFailure(check, f"{detail}\nCase: {case}", hint=hint, kind=str(kind[0]) if kind else None)
     rec = entry["recording"]
     if not rec.forwards:
         raise CheckFailure(check, "train_amp never called the model.", hint="Call `model(inputs)` for every batch.")

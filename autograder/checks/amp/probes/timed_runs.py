@@ -145,7 +145,7 @@ def student_host_syncs(train_amp, check, device, seed, count):
         return {"syncs": host_syncs(lambda: call_student(check, lambda: train_amp(
             model, batches, opt, mse, device_type=device, dtype=torch.float16), what="train_amp"))}
     except CheckFailure as failure:
-        return {"failure": [failure.detail, failure.hint]}
+        return {"failure": [failure.detail, failure.hint, failure.kind]}
 
 
 CALL_SEED = 0    # the timed calls' first argument: each call's own seed (``timed_inputs``), this in the template

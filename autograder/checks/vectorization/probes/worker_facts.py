@@ -51,7 +51,7 @@ def host_sync_facts(fn, check, tensor, indices, sizes):
                 return {"counts": None}
             counts[size] = count
     except CheckFailure as failure:
-        return {"failure": [failure.detail, failure.hint]}
+        return {"failure": [failure.detail, failure.hint, failure.kind]}
     return {"counts": counts}
 
 
@@ -61,8 +61,8 @@ def expect_no_per_row_sync_facts(check, fn, tensor, indices, sizes, *, what, hin
     __tracebackhide__ = True
     facts = handle(fn).beside(host_sync_facts, check, tensor, indices, tuple(sizes))
     if facts.get("failure"):
-        detail, failure_hint = facts["failure"]
-        raise CheckFailure(check, str(detail), hint=failure_hint)
+        detail, failure_hint, *kind = facts["failure"]
+        raise CheckFailure(check, str(detail), hint=failure_hint, kind=str(kind[0]) if kind else None)
     counts = facts.get("counts")
     if counts is None:
         return None
