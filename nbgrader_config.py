@@ -13,11 +13,14 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters.autograde import Autograde
 from nbgrader.preprocessors import GetGrades
 
-from autograder.course.late import DeadlinePenalties, LateNote, LatePolicy
-from autograder.course.lms import CanvasCollector, TimedExtractor
-from autograder.course.feedback_page import FeedbackPage
-from autograder.course.gradebook_state import TrustedGradebook
-from autograder.course.trusted_execute import FeedbackClearHiddenTests, RecordedGrades, TrustedExecute, TrustedMetadata
+from autograder.nbgrader_plugins.execute import TrustedExecute
+from autograder.nbgrader_plugins.feedback_page import FeedbackPage
+from autograder.nbgrader_plugins.feedback_steps import FeedbackClearHiddenTests
+from autograder.nbgrader_plugins.late import DeadlinePenalties, LateNote, LatePolicy
+from autograder.nbgrader_plugins.metadata import TrustedMetadata
+from autograder.nbgrader_plugins.save_grades import RecordedGrades
+from autograder.nbgrader_plugins.trusted_gradebook import TrustedGradebook
+from autograder.nbgrader_plugins.zip_collect import CanvasCollector, TimedExtractor
 from autograder.settings import SettingsError, settings, use_course
 
 c = get_config()  # noqa: F821 - provided by nbgrader
@@ -36,13 +39,13 @@ c.CourseDirectory.db_url = settings.grading.gradebook_url(HERE)
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # nbgrader's default autograde pipeline, with an Execute that grades the trusted way: no kernel; the student's code
-# in a sandboxed worker, every check in the grader (autograder/course/trusted_execute.py; time limits and the
+# in a sandboxed worker, every check in the grader (autograder/nbgrader_plugins/execute.py; time limits and the
 # sandbox's limits come from settings.grading). Each run leaves one verdict record: RecordedGrades writes every automatic
 # score from it (never from the cells' outputs) and appends it to grading-records/ (autograder/engine/records.py);
 # an instructor's manual scores and extra credit are kept across regrades. Late work loses what settings.deadlines
 # says: the due date and the
 # student's extension go into the gradebook first, then nbgrader's late-penalty step runs our policy (DeadlinePenalties
-# with the LatePolicy plugin; autograder/course/late.py, docs/deadlines.md).
+# with the LatePolicy plugin; autograder/nbgrader_plugins/late.py, docs/deadlines.md).
 c.Autograde.autograde_preprocessors = [
     {"Execute": TrustedExecute, "SaveAutoGrades": RecordedGrades, "AssignLatePenalties": DeadlinePenalties}.get(
         step.__name__, step)
@@ -68,12 +71,12 @@ c.GenerateFeedback.preprocessors = [TrustedGradebook, GetGrades, FeedbackClearHi
 c.GenerateFeedback.exporter_class = FeedbackPage
 # An LMS download (Canvas's "Download Submissions" zip): `python -m autograder collect-zip` runs nbgrader's zip_collect
 # with these; each entry keeps its zip date as its submission time, and Canvas's file names give the student
-# (autograder/course/lms.py, docs/lms.md).
+# (autograder/commands/collect_zip.py, docs/lms.md).
 c.ZipCollectApp.extractor_plugin = TimedExtractor
 c.ZipCollectApp.collector_plugin = CanvasCollector
 # Keep graded notebooks small even when a submission prints without end.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 100
 # nbgrader collect takes only submissions their student made, when they made them: no submission in another
-# student's name, no backdated one, no symbolic link to the instructor's files (autograder/course/exchange.py).
-c.ExchangeFactory.collect = "autograder.course.exchange.VerifiedCollect"
+# student's name, no backdated one, no symbolic link to the instructor's files (autograder/nbgrader_plugins/exchange_collect.py).
+c.ExchangeFactory.collect = "autograder.nbgrader_plugins.exchange_collect.VerifiedCollect"

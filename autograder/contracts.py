@@ -25,7 +25,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from .spec import current_check
+from autograder.spec import current_check
 
 BEGIN = "<!-- contract: {exercise} -->"
 END = "<!-- end of contract -->"

@@ -5,19 +5,18 @@ import functools
 import re
 import sys
 
-
 # What kind of failure a CheckFailure is, one of KINDS: with the items that failed, the pattern the grader compares
 # with the known mistakes' (autograder.feedback) to say "This looks like: ...". The kind is data set where the
 # failure is raised, never read from the message: a check names it (``kind="wrong shape"``; "raised: <exception
-# type>"; "not finite: NaN, +inf" (which of NaN, +inf and -inf the result holds, autograder.compare.not_finite_kind);
-# "wrong dtype: float32 for float64" (what came back, for what was expected, autograder.compare.dtype_kind)), or,
+# type>"; "not finite: NaN, +inf" (which of NaN, +inf and -inf the result holds, autograder.measuring.compare.not_finite_kind);
+# "wrong dtype: float32 for float64" (what came back, for what was expected, autograder.measuring.compare.dtype_kind)), or,
 # when it names none, the kind is the place that raised it (:func:`raise_site`): "failed at <module>.<function>:<n>",
 # which a reworded message leaves as it is.
 FAILED_KIND = "failed"
 KINDS = ("wrong type", "wrong shape", "wrong dtype", "wrong device", "wrong value", "not finite", "no gradient",
          "wrong gradient", "raised", "did not raise", "timed out", "crashed", "not implemented", "changed its input",
          "forbidden op", "grows with size", "forbidden source", "too slow", "host syncs", "missing", "known",
-         FAILED_KIND)     # "known: <the mistake's name>" (autograder.compare.known_kind); "failed at <site>" or
+         FAILED_KIND)     # "known: <the mistake's name>" (autograder.measuring.compare.known_kind); "failed at <site>" or
                           # "failed: <what a check found>" (named_kind)
 
 
@@ -184,4 +183,4 @@ class ClusterUnavailable(RuntimeError):
 class UserError(Exception):
     """A person's mistake that a command names in one line, with what to do (an unknown assignment, a file that
     does not exist or is not a notebook, a command run outside the course): the command line
-    (``autograder.course.cli.main``) prints "Cannot <command>: <message>" and exits with status 2, no traceback."""
+    (``autograder.cli.main``) prints "Cannot <command>: <message>" and exits with status 2, no traceback."""

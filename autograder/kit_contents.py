@@ -1,21 +1,23 @@
 """What the student kit holds, declared once: every module of the ``autograder`` package except the grader-only ones.
 
-Grader-only: ``autograder/oracles/`` (functions that compute an exercise's answer), the instructor's tools in
-``autograder/course/`` and the grading engine's grader side in ``autograder/engine/`` (the trusted runner, jobs,
-records), except the few modules a student's ``python -m autograder check <topic> FILE`` runs.
+Grader-only: ``autograder/oracles/`` (functions that compute an exercise's answer), the instructor's tools
+(``autograder/commands/``, ``autograder/course/``, ``autograder/nbgrader_plugins/``, ``autograder/gradescope/``) and
+the grading engine's grader side in ``autograder/engine/`` (the trusted runner, jobs, records), except the few
+modules a student's ``python -m autograder check <topic> FILE`` and ``nbgrader submit`` run.
 Everything else (the checks with their messages, the shared machinery, the worker and its sandbox) is the kit:
 what ``python -m autograder kit`` packs into the students' wheel and what the grading sandbox shows to a
-submission (``autograder.trusted.kit_tree``).
+submission (``autograder.sandbox.kit_tree``).
 """
 
 import os
 from pathlib import Path
 
 PACKAGE = "autograder"
-GRADER_ONLY = ("oracles", "course", "engine")   # folders of the package that the kit leaves out ...
-STUDENT_MODULES = {"course": ("__init__.py", "cli.py", "selfcheck.py"),                 # ... but these of them
+# folders of the package that the kit leaves out ...
+GRADER_ONLY = ("oracles", "commands", "course", "nbgrader_plugins", "gradescope", "engine")
+STUDENT_MODULES = {"commands": ("__init__.py", "check.py"),                              # ... but these of them
+                   "nbgrader_plugins": ("__init__.py", "exchange_submit.py"),
                    "engine": ("__init__.py", "results.py", "verdict.py", "notebooks.py")}
-STUDENT_COURSE_MODULES = STUDENT_MODULES["course"]
 SUFFIXES = (".py",)
 
 

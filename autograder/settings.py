@@ -50,7 +50,7 @@ class SpeedSettings:
     repeats: int = 9               # timed samples of each function; the median counts
     min_sample_s: float = 0.002    # each sample runs the function often enough to last this long
     retries: int = 2               # extra measurements after a miss before failing
-    cpu_threads: int | None = 1    # torch threads while timing on the CPU (None: leave as is); see timing.py
+    cpu_threads: int | None = 1    # torch threads while timing on the CPU (None: leave as is); see measuring/timing.py
     # The most speedup believed per device type: a passing ratio above it goes under review (timing.expect_plausible).
     # cuda: a guess, not a calibration (no GPU lent yet): the reference row_sum / batch_gather against a loop that
     # launches one kernel per row should stay within a few thousand x; see docs/speed.md. cpu: none (measured
@@ -114,7 +114,7 @@ class GradingSettings:
     # is the machine's failure: grading stops, naming it, before anything is scored (trusted_runner.MachineError).
     expect_cuda: bool | None = None
     max_notebook_mb: float = 20.0        # a submitted notebook larger than this is refused before it is read
-    # What one answer of the student's worker may be (autograder/trusted/wire.py, docs/sandbox.md): past either
+    # What one answer of the student's worker may be (autograder/seam/wire.py, docs/sandbox.md): past either
     # limit the worker is killed before the rest is read and the item fails with the size. The header (tagged JSON:
     # every value but the raw bytes of tensors, arrays and bytes) of the largest honest answer over every proof is
     # 55 kB (tests/trusted/test_trusted_proofs.py: 44,289 answers, 2026-11-24); 2 MB is 36 times that, and parsed
@@ -140,7 +140,7 @@ class GradingSettings:
     # A GPU-only item (the AMP speed check) graded on a machine without a GPU: "pending" (0 points, listed by
     # `python -m autograder pending` until a machine with a GPU grades it), "fail" (0 points), "waive" (full points).
     gpu_items: str = "pending"
-    # Student code runs in a sandbox (autograder/trusted/sandbox.py, docs/security.md). False (`grade --no-sandbox`)
+    # Student code runs in a sandbox (autograder/sandbox/bubblewrap.py, docs/security.md). False (`grade --no-sandbox`)
     # only on a machine where students' code may do anything; every record it writes says so.
     sandbox: bool = True
 
@@ -173,7 +173,7 @@ class DataloadingSettings:
 
 @dataclass
 class LatePenalty:
-    """How much a late submission loses (applied by nbgrader's late-submission step, autograder/course/late.py).
+    """How much a late submission loses (applied by nbgrader's late-submission step, autograder/nbgrader_plugins/late.py).
 
     The default takes nothing: a course has no late penalty until the instructor sets one.
     """

@@ -7,7 +7,7 @@ A topic's checks are plain functions; ``@graded`` declares each one a graded ite
         gen = check.generator()
         ...
 
-``@graded`` hands the check its seam (``autograder.student_calls``): ``check``, the check's name with its item, seed
+``@graded`` hands the check its seam (``autograder.seam.student_calls``): ``check``, the check's name with its item, seed
 and generator, then the student's objects as handles; callers pass only the student's objects and the keywords.
 
 The declaration is all there is: the notebook's test cells are written from it by
@@ -28,8 +28,8 @@ import os
 import secrets
 from dataclasses import dataclass, field
 
-from .errors import CheckFailure
-from .settings import settings
+from autograder.errors import CheckFailure
+from autograder.settings import settings
 
 GRADING_ENV = "AUTOGRADER_GRADING"        # "1": a process started to compute an official grade (read, never set here)
 SEED_ENV = "AUTOGRADER_GRADING_SEED"      # the seed such a process's hidden variants draw from
@@ -51,7 +51,7 @@ class Item:
     visible: dict = field(default_factory=dict)   # keyword arguments of the visible test (seed 0 by default)
     hidden: tuple = ()          # keyword arguments of each hidden variant; its seed is drawn at grading time
     needs: str | None = None    # "cuda": graded only on a machine with a GPU (pending elsewhere)
-    source: tuple = ()          # rules read from the submitted source (autograder.source_rules): no_loop, no_call...
+    source: tuple = ()          # rules read from the submitted source (autograder.source_evidence.source_rules): no_loop, no_call...
     evidence: tuple = ()        # what earns its points: "data", "clock", "source" (evidence_of adds "source")
     worker_facts: str = ""      # what the worker reports for it, which explains or costs points, never earns them
     facts_only_cost: bool = False   # the points rest on the grader's evidence alone; the facts can only cost
@@ -88,7 +88,7 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
     """Declare the decorated ``check_<name>`` a graded item of its topic's module.
 
     ``source``: rules on how its answer is written, read from the submitted source by the grader
-    (``autograder.source_rules``: ``no_loop("row_sum")``, ``no_call("stable_softmax", "softmax")``...).
+    (``autograder.source_evidence.source_rules``: ``no_loop("row_sum")``, ``no_call("stable_softmax", "softmax")``...).
     ``evidence``: what its points rest on, of :data:`EVIDENCE` ("data": what comes back, judged in the grader;
     "drawn state": values the grader draws, loaded into the student's object through its own ``load_state_dict``,
     and the outputs judged against the grader's own computation from them (a structure the object describes falsely
@@ -144,9 +144,9 @@ def graded(points=1.0, *, visible=None, hidden=(), needs=None, source=(), eviden
 
 
 def with_seam(item, public, args, kwargs):
-    """``(args, kwargs)`` of a check that takes ``check`` first: its :class:`~autograder.student_calls.Seam`, then
-    the student's objects as :class:`~autograder.student_calls.Student` handles under their parameters' names."""
-    from .student_calls import Seam, Student
+    """``(args, kwargs)`` of a check that takes ``check`` first: its :class:`~autograder.seam.student_calls.Seam`, then
+    the student's objects as :class:`~autograder.seam.student_calls.Student` handles under their parameters' names."""
+    from autograder.seam.student_calls import Seam, Student
     bound = public.bind(*args, **kwargs)
     bound.apply_defaults()
     seam = Seam(item, bound.arguments.get("seed", 0))

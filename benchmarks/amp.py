@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from autograder.checks.amp import speed as amp_speed  # noqa: E402
 from autograder.checks.amp.problems import mse  # noqa: E402
 from autograder.settings import settings  # noqa: E402
-from autograder.timing import measure_speedup  # noqa: E402
+from autograder.measuring.timing import measure_speedup  # noqa: E402
 from tests.mutants.amp import MUTANTS  # noqa: E402
 from tests.proving import reference  # noqa: E402
 

@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.engine import notebooks  # noqa: E402
-from autograder.course.build import generate_assignments, scratch_course  # noqa: E402
-from autograder.course.demo import _fill, buggy_cells  # noqa: E402
-from autograder.course.grade import grade_all  # noqa: E402
+from autograder.commands.build import generate_assignments, scratch_course  # noqa: E402
+from autograder.commands.demo import _fill, buggy_cells  # noqa: E402
+from autograder.commands.grade import grade_all  # noqa: E402
 from tests.dask_processes import dask_processes  # noqa: E402
 
 HOSTILE = {

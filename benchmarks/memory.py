@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.checks import memory  # noqa: E402
 from autograder.checks.memory import probes, problems  # noqa: E402
-from autograder.course.selfcheck import exec_source  # noqa: E402
+from autograder.commands.check import exec_source  # noqa: E402
 from autograder.oracles.memory import top_op  # noqa: E402
-from autograder.threads import one_thread  # noqa: E402
+from autograder.measuring.threads import one_thread  # noqa: E402
 from tests.mutants.memory import forward_every_layer, forward_first_block_only  # noqa: E402
 
 EXPECTED = {"matmul": "aten::mm", "conv": "aten::mkldnn_convolution", "topk": "aten::topk"}

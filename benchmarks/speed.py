@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.checks import operators, vectorization  # noqa: E402
 from autograder.settings import settings  # noqa: E402
-from autograder import timed_inputs  # noqa: E402
-from autograder.timing import draw_seeds, measure_remote_speedup, measure_speedup  # noqa: E402
-from autograder.trusted import remote  # noqa: E402
+from autograder.seam import timed_inputs  # noqa: E402
+from autograder.measuring.timing import draw_seeds, measure_remote_speedup, measure_speedup  # noqa: E402
+from autograder.seam import remote  # noqa: E402
 
 
 def _module(path, name):

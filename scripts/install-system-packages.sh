@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The system packages the test suite needs beyond Python:
 # - Chromium, for the browser tests (tests/browser);
-# - bubblewrap (`bwrap`), the sandbox that student code runs in when grading (autograder/trusted/sandbox.py,
+# - bubblewrap (`bwrap`), the sandbox that student code runs in when grading (autograder/sandbox/bubblewrap.py,
 #   docs/sandbox.md), and its tests (tests/trusted);
 # - a PostgreSQL server (`initdb`, `postgres`), for the PostgreSQL gradebook tests (tests/course/test_parallel.py):
 #   they start their own throwaway server on 127.0.0.1 (tests/postgres.py), as Debian's `postgres` user when root;

@@ -74,7 +74,7 @@ def _skip_gpu_tests_without_a_gpu(items):
 def ready():
     """The sandbox this machine gives (``sandbox.probe()``'s description); without one the tests that need it skip
     with the reason, and fail in CI."""
-    from autograder.trusted import sandbox
+    from autograder.sandbox import bubblewrap as sandbox
 
     try:
         return sandbox.probe()

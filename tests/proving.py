@@ -7,8 +7,8 @@ from pathlib import Path
 import torch
 
 from autograder.checks import items_of
+from autograder.commands.check import exec_source
 from autograder.engine import notebooks
-from autograder.course.selfcheck import exec_source
 from autograder.engine.results import FAILED, GRADER_ERROR, grade_item, grade_items
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,7 +111,7 @@ def reference_cells(topic, course=ROOT):
 def submission(topic, answers=None, course=ROOT):
     """``course``'s release notebook of ``topic`` with ``answers`` (``{grade id: text}``; the reference's by default)
     typed into its answer cells, as a student hands it in."""
-    from autograder.course.demo import _fill
+    from autograder.commands.demo import _fill
 
     release = notebooks.read(Path(course) / "release" / topic / f"{topic}.ipynb")
     return _fill(release, reference_cells(topic, course) if answers is None else answers)

@@ -2,8 +2,8 @@
 honest corpus (nothing may be held) and the source attacks (the attack's item must be)."""
 
 from autograder.checks import items_of
-from autograder.evasion import affecting
-from autograder.source_rules import rule_findings
+from autograder.source_evidence.evasion import affecting
+from autograder.source_evidence.source_rules import rule_findings
 
 
 def held_against(topic, submission):

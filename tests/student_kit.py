@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.kit import build_kit
+from autograder.commands.kit import build_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"   # the README's pin (the CPU build here)

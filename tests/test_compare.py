@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder.compare import expect_close, expect_finite, expect_meta
 from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close, expect_finite, expect_meta
 
 pytestmark = pytest.mark.quick
 

@@ -13,9 +13,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from autograder.compare import expect_close, expect_finite, expect_meta
 from autograder.errors import CheckFailure
-from autograder.gradients import expect_grad_close
+from autograder.measuring.compare import expect_close, expect_finite, expect_meta
+from autograder.measuring.gradients import expect_grad_close
 
 pytestmark = pytest.mark.quick
 

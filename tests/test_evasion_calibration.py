@@ -3,7 +3,7 @@
 Over the demo's students (``autograder/course/demo_submissions``), every reference (``source/``'s notebooks with
 their example cells, ``solutions/``), every second solution (``tests/alternatives``), every mutant module
 (``tests/mutants``) and the adversarial suite's honest students (the reference answers typed into the release
-notebook): ``autograder.evasion`` finds nothing, and the references and alternatives break no source rule. The
+notebook): ``autograder.source_evidence.evasion`` finds nothing, and the references and alternatives break no source rule. The
 student-style corpus (``tests/honest/``) is held to the same, entry by entry.
 """
 
@@ -12,12 +12,12 @@ import importlib
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.build import topics
-from autograder.course.demo import _fill, buggy_cells
+from autograder.commands.build import topics
+from autograder.commands.demo import _fill, buggy_cells
 from autograder.engine import notebooks
-from autograder.evasion import affecting
-from autograder.source_rules import rule_findings
-from autograder.submitted_source import Submission
+from autograder.source_evidence.evasion import affecting
+from autograder.source_evidence.source_rules import rule_findings
+from autograder.source_evidence.submitted_source import Submission
 from tests.proving import ROOT
 
 TOPICS = topics(ROOT)

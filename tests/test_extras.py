@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.cli import EXTRAS
+from autograder.cli import EXTRAS
 from autograder.engine.records import RecordStore, new_record
 
 pytestmark = pytest.mark.quick
@@ -43,7 +43,7 @@ def test_a_command_without_its_extra_says_which_to_install(tmp_path):
          "message": ""}]))
     blocked = "import sys; sys.modules['matplotlib'] = None\n"      # as where the extra is not installed
     # the pages themselves (the command refuses a folder without the course's gradebook before it gets here)
-    program = blocked + ("from autograder.course.analysis_page import write_pages\n"
+    program = blocked + ("from autograder.commands.analysis import write_pages\n"
                          f"write_pages({str(tmp_path)!r}, ['basics'])")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -56,7 +56,7 @@ def test_a_command_without_its_extra_says_which_to_install(tmp_path):
     settings = tmp_path / "settings.json"      # a PostgreSQL gradebook, without its driver
     settings.write_text('{"grading": {"db_url": "postgresql+psycopg://grader@127.0.0.1:9/gradebook"}}')
     program = ("import sys; sys.modules['psycopg'] = None\n"
-               "from autograder.course.cli import main\n"
+               "from autograder.cli import main\n"
                f"sys.exit(main(['--course', {str(tmp_path)!r}, 'export', 'basics', '--csv', "
                f"{str(tmp_path / 'grades.csv')!r}]))")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=ROOT, timeout=120,

@@ -157,8 +157,8 @@ def test_the_gpu_wheelhouse_is_under_the_limit_but_for_opencv_and_validate_gpu_i
     (site / "machine-torch.pth").write_text(str(_torch_alone(folder)) + "\n")
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     imports = ("import torch, numpy, cv2, nbgrader, nbgrader.apps, nbconvert, nbclient, dask, distributed, pytest, "
-               "xdist, hypothesis, IPython; import autograder.course.grading, autograder.course.demo, "
-               "autograder.engine.jobs, autograder.trusted.worker; print('ok')")
+               "xdist, hypothesis, IPython; import autograder.course.grading, autograder.commands.demo, "
+               "autograder.engine.jobs, autograder.seam.worker; print('ok')")
     ran = subprocess.run([str(venv / "bin" / "python"), "-c", imports], capture_output=True, text=True, env=env,
                          cwd=tmp_path, timeout=300)
     assert ran.returncode == 0 and ran.stdout.strip() == "ok", ran.stderr[-3000:]

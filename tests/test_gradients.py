@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.errors import CheckFailure
-from autograder.gradients import expect_grad_close, expect_gradcheck
+from autograder.measuring.gradients import expect_grad_close, expect_gradcheck
 
 pytestmark = pytest.mark.quick
 

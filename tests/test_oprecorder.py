@@ -5,7 +5,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder.errors import CheckFailure
-from autograder.oprecorder import expect_constant_op_count, expect_no_forbidden_ops, normalise, record_ops
+from autograder.measuring.oprecorder import expect_constant_op_count, expect_no_forbidden_ops
+from autograder.seam.ops import normalise, record_ops
 
 pytestmark = pytest.mark.quick
 

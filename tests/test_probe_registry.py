@@ -4,10 +4,11 @@ tests/adversarial/test_probe_liars.py and the trusted proofs)."""
 import pytest
 import torch
 
-from autograder import probe_registry, timed_inputs, timing
 from autograder.checks.vectorization.probes import worker_facts
+from autograder.measuring import timing
+from autograder.seam import probes as probe_registry
+from autograder.seam import remote, timed_inputs
 from autograder.spec import grading_run
-from autograder.trusted import remote
 
 DECOY = {"0.weight": torch.ones(3, 2), "0.bias": torch.zeros(3)}     # the values of a Linear(2, 3) the probe builds
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from autograder.errors import CheckFailure
+from autograder.seam.student import call_student, describe, raises_from_student
 from autograder.settings import override
-from autograder.student import call_student, describe, raises_from_student
 
 pytestmark = pytest.mark.quick
 

@@ -1,4 +1,4 @@
-"""The seam a check is handed (``autograder.student_calls``): its name, its generator, and the student's objects as
+"""The seam a check is handed (``autograder.seam.student_calls``): its name, its generator, and the student's objects as
 guarded handles; the check's public call stays the student's objects and the keywords."""
 
 import inspect
@@ -10,9 +10,9 @@ import torch
 from autograder.checks import stability
 from autograder.checks.basics.probes import seeded_call
 from autograder.errors import CheckFailure
+from autograder.seam.handle import handle
+from autograder.seam.student_calls import Seam, Student
 from autograder.spec import hidden_seed
-from autograder.student_calls import Seam, Student
-from autograder.trusted.handle import handle
 
 pytestmark = pytest.mark.quick
 

@@ -8,10 +8,10 @@ import torch
 
 from autograder import settings as settings_module
 from autograder.errors import CheckFailure
-from autograder.spec import PendingGPU
+from autograder.measuring.timing import (SpeedResult, count_host_syncs, expect_no_per_row_sync, expect_speedup,
+                                         measure_speedup, pinned_threads, sync_debug_mode)
 from autograder.settings import SpeedThreshold, settings
-from autograder.timing import (SpeedResult, count_host_syncs, expect_no_per_row_sync, expect_speedup,
-                               measure_speedup, pinned_threads, sync_debug_mode)
+from autograder.spec import PendingGPU
 
 FAST = {"speed": {"repeats": 3, "warmup": 1, "min_sample_s": 0.001, "retries": 2}}
 

@@ -8,9 +8,9 @@ declarations are the grading spec: :func:`items_of` reads them for every path
 
 import importlib
 
-from ..feedback import live_hint as _live_hint
-from ..notebook_display import install as _install_notebook_display
-from ..spec import declared_in, grading, observed
+from autograder.checks.notebook_display import install as _install_notebook_display
+from autograder.feedback import live_hint as _live_hint
+from autograder.spec import declared_in, grading, observed
 
 _install_notebook_display()   # in a notebook, a failed check shows its message, not the grader's frames
 

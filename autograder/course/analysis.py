@@ -10,8 +10,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..engine.records import RecordStore
-from ..engine.results import FAILED, GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
+from autograder.engine.records import RecordStore
+from autograder.engine.results import FAILED, GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW
 
 STRONG, WEAK = 0.8, 0.2        # a student's share of the *other* items' points that makes them strong, or weak
 BROKEN = 0.5                   # suspicious: at least this share of the strong students fail the item ...

@@ -25,14 +25,13 @@ that a grade never depends on which worker finished first:
 import collections
 import time
 
-from ..engine import jobs
-from ..engine.records import KeptResults
-from ..settings import as_dict as settings_now
-from .executors import DaskExecutor, executor_for
-from .grading import (autograde, inspect_submission, load_report, record_error, result_of, result_now,
-                      settle_lateness, submission_path)
-from .progress import Progress, counted, duration
-
+from autograder.course.executors import DaskExecutor, executor_for
+from autograder.course.grading import (autograde, inspect_submission, load_report, record_error, result_now, result_of,
+                                       settle_lateness, submission_path)
+from autograder.course.progress import Progress, counted, duration
+from autograder.engine import jobs
+from autograder.engine.records import KeptResults
+from autograder.settings import as_dict as settings_now
 
 # ------------------------------------------------------------------ the batch
 

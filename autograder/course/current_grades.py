@@ -13,12 +13,13 @@ did not pass), ``notes`` (``{item: note}``) and the lateness fields (``late.late
 """
 
 import contextlib
+import dataclasses
 from pathlib import Path
 
-from ..checks import items_of
-from ..settings import settings
-from ..engine.records import RecordStore
-from ..engine.verdict import Verdict, by_status
+from autograder.checks import items_of
+from autograder.engine.records import RecordStore
+from autograder.engine.verdict import FAILED, Verdict, by_status
+from autograder.settings import settings
 
 LATE_FIELDS = {"submitted_at": "", "due": "", "seconds_late": 0.0, "late_percent": 0.0, "late_penalty": 0.0,
                "late_note": ""}
@@ -59,7 +60,7 @@ def gradebook_scores(gradebook, student, assignment):
     """``(scores, lateness)`` of one submission in an open nbgrader ``Gradebook``; ``(None, None)`` if absent."""
     from nbgrader.api import MissingEntry
 
-    from .late import submission_lateness
+    from autograder.course.lateness import submission_lateness
 
     try:
         submission = gradebook.find_submission(assignment, student)
@@ -101,7 +102,7 @@ def current(course, only=None):
     when the gradebook is missing or does not match the records: never an empty gradebook made in its place."""
     from nbgrader.api import Gradebook
 
-    from .gradebook_state import check_missing, check_open
+    from autograder.course.gradebook_state import check_missing, check_open
 
     records = RecordStore(course).all_latest(only)
     if not records:
@@ -126,3 +127,17 @@ def settled_or(late, settled):
             settled.get("due") == late["due"] and settled.get("submitted_at") == late["submitted_at"]:
         return settled
     return late
+
+
+def verdicts_in_force(record, assignment):
+    """``{item id: Verdict}`` of every graded item of ``assignment`` in a submission's entry of the grades in force
+    (``current_grades``): the record's verdict, with the gradebook's points (a manual score, extra credit); an item
+    the record lacks (nothing submitted, or not graded) failed with 0 of its points and no message."""
+    recorded = {i["item"]: Verdict.from_dict(i) for i in record.get("items", [])}
+    grades = record.get("grades", {})
+    found = {}
+    for item in items_of(assignment):
+        verdict = recorded.get(item.id) or Verdict(item.id, item.name, FAILED, 0.0, item.points)
+        score, maximum = grades.get(item.id, [0.0, item.points])
+        found[item.id] = dataclasses.replace(verdict, score=score, max_score=maximum)
+    return found

@@ -14,9 +14,9 @@ import logging
 import os
 import time
 
-from ..engine import jobs
-from ..engine.trusted_runner import MachineError
-from ..errors import ClusterUnavailable
+from autograder.engine import jobs
+from autograder.engine.trusted_runner import MachineError
+from autograder.errors import ClusterUnavailable
 
 
 class InlineExecutor:
@@ -112,7 +112,7 @@ class DaskExecutor:
 
     def check_sandbox(self):
         """Every worker can make the sandbox (else: stop before grading anything, naming the worker)."""
-        from ..trusted.sandbox import SandboxUnavailable
+        from autograder.sandbox.bubblewrap import SandboxUnavailable
 
         answers = self.client.run(_probe_quietly)
         failed = {address: why for address, why in answers.items() if why}
@@ -208,7 +208,7 @@ def _reachable(address):
 
 
 def _probe_quietly():
-    from ..trusted.sandbox import SandboxUnavailable, probe
+    from autograder.sandbox.bubblewrap import SandboxUnavailable, probe
 
     try:
         probe()

@@ -11,10 +11,8 @@ repairs it.
 
 import os
 
-
-from ..engine.records import RECORDS, RecordStore
-from ..settings import COURSE_SETTINGS, settings
-from .trusted_execute import FeedbackStep
+from autograder.engine.records import RECORDS, RecordStore
+from autograder.settings import COURSE_SETTINGS, settings
 
 
 class GradebookStateError(ValueError):
@@ -86,21 +84,3 @@ def require_gradebook(course):
         check_open(gradebook, records)
 
 
-class TrustedGradebook(FeedbackStep):
-    """The first of ``generate_feedback``'s steps (``nbgrader_config.py``): the gradebook checked when the step is
-    set up, before nbgrader removes or writes any feedback; a gradebook that is missing or does not match the records
-    stops the command with the reason and the repair."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        from nbgrader.converters.base import NbGraderException
-
-        course = self.config.CourseDirectory.get("root") or os.getcwd()
-        try:
-            require_gradebook(course)
-        except GradebookStateError as error:
-            self.log.error("Cannot write feedback: %s", error)
-            raise NbGraderException(str(error)) from None
-
-    def preprocess(self, nb, resources):
-        return nb, resources

@@ -17,14 +17,14 @@ import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from ..checks import items_of
-from ..engine import notebooks
-from ..engine.jobs import deleted_cells_problem
-from ..engine.records import RecordStore, new_record, who
-from ..settings import settings
-from ..spec import new_run_seed
-from .current_grades import current, zero_grades
-from .unreadable_feedback import write_notice
+from autograder.checks import items_of
+from autograder.course.current_grades import current, zero_grades
+from autograder.course.unreadable_feedback import write_notice
+from autograder.engine import notebooks
+from autograder.engine.jobs import deleted_cells_problem
+from autograder.engine.records import RecordStore, new_record, who
+from autograder.settings import settings
+from autograder.spec import new_run_seed
 
 
 def points(grades):
@@ -56,7 +56,7 @@ class SubmissionResult:
     worker: str = ""            # where its code ran and its items were graded (a Dask worker's address, or a host)
     gpu_worker: str = ""        # where its GPU items were graded, when elsewhere
     peak_rss_mb: float = 0.0    # the largest grading process (the grader's or a sandboxed worker's), MB
-    # lateness, as nbgrader's gradebook has it (autograder/course/late.py, settings.deadlines):
+    # lateness, as nbgrader's gradebook has it (autograder/nbgrader_plugins/late.py, settings.deadlines):
     submitted_at: str = ""      # the submission time (its timestamp.txt), ISO 8601 in UTC; "" when it has none
     due: str = ""               # its due date with the student's extension, ISO 8601 in UTC; "" for none
     seconds_late: float = 0.0   # past that due date; 0 when on time
@@ -150,7 +150,7 @@ def result_now(course, student, assignment):
     """The submission's result as the record store and the gradebook have it now (None: no record)."""
     from nbgrader.api import Gradebook
 
-    from .current_grades import entry_of, gradebook_scores, settled_or
+    from autograder.course.current_grades import entry_of, gradebook_scores, settled_or
 
     record = RecordStore(course).latest(student, assignment)
     if record is None:
@@ -191,8 +191,9 @@ def autograde(course, student, assignment, seed=None, sandbox=True, replay=False
 
 def settle_lateness(course, student, assignment):
     """The submission's lateness in nbgrader's gradebook brought up to date with the deadlines in force and its
-    ``timestamp.txt`` (``late.settle``); a problem when they cannot be read, else None."""
-    from .late import DeadlineError, settle
+    ``timestamp.txt`` (``lateness.settle``); a problem when they cannot be read, else None."""
+    from autograder.course.late_policy import DeadlineError
+    from autograder.course.lateness import settle
 
     try:
         found = settle(settings.grading.gradebook_url(course), course, student, assignment)

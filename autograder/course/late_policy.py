@@ -7,7 +7,7 @@ import datetime
 import math
 from dataclasses import dataclass
 
-from ..settings import settings
+from autograder.settings import settings
 
 DAY_S = 86400.0
 

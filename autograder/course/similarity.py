@@ -15,11 +15,11 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..engine import notebooks
-from ..kit_contents import kit_files
-from .fingerprints import (fingerprint, normalised_tokens, similarity, statement_index, statement_shares,
-                           statement_similarity, statements)
-from .progress import counted
+from autograder.course.fingerprints import (fingerprint, normalised_tokens, similarity, statement_index,
+                                            statement_shares, statement_similarity, statements)
+from autograder.course.progress import counted
+from autograder.engine import notebooks
+from autograder.kit_contents import kit_files
 
 # Calibrated on this course (tests/course/test_similarity.py, docs/similarity.md, 2026-11-24): over the eight
 # assignments, every disguised copy (renamed names, reordered functions, comments, dead code, whitespace) scored 1.0

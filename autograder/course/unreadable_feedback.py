@@ -10,7 +10,7 @@ a later grade of a readable resubmission replaces it.
 import uuid
 from pathlib import Path
 
-from ..engine import notebooks
+from autograder.engine import notebooks
 
 NOTICE = "unreadable_submission"    # the cell's metadata key, for the tests and for anyone reading the notebook
 

@@ -23,12 +23,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import settings as settings_module
-from ..checks import items_of
-from ..spec import grading_run
-from . import notebooks
-from .trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for
-from .verdict import Verdict
+from autograder import settings as settings_module
+from autograder.checks import items_of
+from autograder.engine import notebooks
+from autograder.engine.trusted_runner import CellOutcome, NotebookGrade, grade_cells, launcher_for
+from autograder.engine.verdict import Verdict
+from autograder.spec import grading_run
 
 CUDA = "cuda"
 
@@ -153,7 +153,7 @@ def _package_digest():
 
 def grader_digest(assignment):
     """What a recorded grade depends on besides the notebook: the checks and the settings in force (but the
-    gradebook's address, and the deadlines: a kept grade's lateness is settled again, late.settle). A regrade is due
+    gradebook's address, and the deadlines: a kept grade's lateness is settled again, lateness.settle). A regrade is due
     when it changes."""
     values = settings_module.as_dict()
     values.get("grading", {}).pop("db_url", None)

@@ -153,7 +153,7 @@ def code_cells(nb, topic=None):
     grader, ``check``, the jobs): every code cell of ``nb`` but the graded test cells (``topic``'s, when given; else
     those marked as graded tests), in order; the key is the cell's grade id or ``cell <index>``."""
     if topic is not None:
-        from ..checks import items_of
+        from autograder.checks import items_of
 
         tests = {item.cell_id for item in items_of(topic)}
         keep = [grade_id(cell) not in tests for cell in nb["cells"]]

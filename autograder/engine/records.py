@@ -37,7 +37,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .verdict import Verdict
+from autograder.engine.verdict import Verdict
 
 RECORDS = "grading-records"
 KEPT = "grading-results"
@@ -191,7 +191,7 @@ class RecordStore:
         return found[-1] if found else None
 
     def set_lateness(self, student, assignment, fields):
-        """Keep the lateness last settled for the submission (``late.settle``'s fields, under the deadlines in force
+        """Keep the lateness last settled for the submission (``lateness.settle``'s fields, under the deadlines in force
         when it ran), beside its history; the gradebook holds the penalty itself."""
         with self._locked():
             path = self.path(student, assignment)

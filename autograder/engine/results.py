@@ -12,14 +12,15 @@ import importlib
 import time
 import traceback
 
-from ..checks import items_of
-from ..errors import CheckFailure, UnderReview, WorkerLost
-from ..evasion import affecting, code_digest
-from ..feedback import name_mistake, same_cause
-from ..source_rules import expect_source
-from ..spec import PendingGPU, run_seed
-from ..submitted_source import Submission
-from .verdict import FAILED, GRADER_ERROR, PASSED, PENDING, STATUSES, UNDER_REVIEW, Verdict  # noqa: F401
+from autograder.checks import items_of
+from autograder.engine.verdict import (FAILED, GRADER_ERROR, PASSED, PENDING, STATUSES, UNDER_REVIEW,  # noqa: F401
+                                       Verdict)
+from autograder.errors import CheckFailure, UnderReview, WorkerLost
+from autograder.feedback import name_mistake, same_cause
+from autograder.source_evidence.evasion import affecting, code_digest
+from autograder.source_evidence.source_rules import expect_source
+from autograder.source_evidence.submitted_source import Submission
+from autograder.spec import PendingGPU, run_seed
 
 GRADER_ERROR_MESSAGE = ("not graded yet: the grader itself failed on this item (a problem in the grading code, "
                         "not in your work); your instructor has been told and will grade it again")
@@ -34,7 +35,7 @@ def grade_item(item, namespace, *, seed=None, hidden=True, source=None, **overri
 
     ``seed`` is the grading run's seed (hidden variants draw theirs from it); ``overrides``
     replace keyword arguments of every variant (the kit's tests use ``seed=`` this way).
-    ``source``: the submission's parsed code (:class:`autograder.submitted_source.Submission`; the trusted grader
+    ``source``: the submission's parsed code (:class:`autograder.source_evidence.submitted_source.Submission`; the trusted grader
     passes the notebook's cells). Without it, the source of plain objects (a module, a dict of functions: the
     kit's proofs) is read from the files they were defined in; a proxy's has none. The item's source rules then
     apply (a broken one fails it), and a construct that only serves to evade grading puts it under review.
@@ -114,7 +115,7 @@ def doubted_measurement(review, item, source):
 
 
 def under_review(item, source):
-    """The evasive constructs (``autograder.evasion``) that ``item``'s answers reach in ``source``."""
+    """The evasive constructs (``autograder.source_evidence.evasion``) that ``item``'s answers reach in ``source``."""
     if source is None:
         return []
     names = {target for other in items_of(item.topic) for target in other.targets}

@@ -21,15 +21,17 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from ..checks import items_of
-from ..errors import WorkerLost
-from ..settings import settings
-from ..submitted_source import Submission
-from ..trusted import remote, sandbox
-from ..trusted.budget import SETTING as BUDGET_SETTING, Budget
-from .gpu_lease import gpu_lease, gpu_name
-from .results import FAILED, GRADER_ERROR, explain, grade_item
-from .verdict import Verdict
+from autograder.checks import items_of
+from autograder.engine.budget import SETTING as BUDGET_SETTING
+from autograder.engine.budget import Budget
+from autograder.engine.gpu_lease import gpu_lease, gpu_name
+from autograder.engine.results import FAILED, GRADER_ERROR, explain, grade_item
+from autograder.engine.verdict import Verdict
+from autograder.errors import WorkerLost
+from autograder.sandbox import bubblewrap as sandbox
+from autograder.seam import remote
+from autograder.settings import settings
+from autograder.source_evidence.submitted_source import Submission
 
 
 @dataclass
@@ -58,7 +60,7 @@ def plain_launcher(argv, scratch):
     return proc, sandbox.stop
 
 
-WORKER = [sys.executable, "-m", "autograder.trusted.worker"]
+WORKER = [sys.executable, "-m", "autograder.seam.worker"]
 
 
 class MachineError(sandbox.SandboxUnavailable):
@@ -115,7 +117,7 @@ def check_device(session, what="the worker that runs the student's code"):
 
 
 def sandbox_launcher(argv, scratch):
-    """The worker in the sandbox (``autograder.trusted.sandbox``): no network, its own PID namespace, no view of
+    """The worker in the sandbox (``autograder.sandbox.bubblewrap``): no network, its own PID namespace, no view of
     the course, limits, nothing of the grader's environment (``sandbox.default_env``: the worker judges nothing,
     so it needs no settings and no seed); every process in it ends with it."""
     proc = sandbox.start(argv, scratch=scratch, limits=sandbox.default_limits())

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Callable
 
 from autograder.checks import items_of
-from autograder.engine import notebooks
-from autograder.course.demo import _fill
+from autograder.commands.demo import _fill
 from autograder.course.grading import load_report
+from autograder.engine import notebooks
 
 SOLUTION_CELLS = {"stability": ("stable_softmax", "softmax_cross_entropy", "softplus"),
                   "operators": ("masked_mean", "row_sum")}

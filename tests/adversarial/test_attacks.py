@@ -34,9 +34,9 @@ import pytest
 import torch
 
 from autograder.checks import items_of
-from autograder.course.build import generate_assignments, scratch_course
-from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grade import grade_all
+from autograder.commands.build import generate_assignments, scratch_course
+from autograder.commands.export import export_csv, export_gradescope
+from autograder.commands.grade import grade_all
 from autograder.course.grading import load_report, read_grades
 from autograder.settings import override
 from tests.adversarial.attacks import (ATTACKS, BY_NAME, HANG_FOREVER, MARKER, PORT, GradingRun, build_notebook,
@@ -336,7 +336,7 @@ def test_hanging_resubmission_leaves_no_stale_full_score_in_the_gradebook(resubm
 # ---------------------------------------------------------------- the same attacks against the fallback sandbox
 
 # The attacks that test the sandbox itself (files, processes, network, environment, the kit), graded again with the
-# fallback sandbox of a Gradescope bundle (an unprivileged user, no namespaces: course/gradescope/fallback.py) inside
+# fallback sandbox of a Gradescope bundle (an unprivileged user, no namespaces: gradescope/fallback.py) inside
 # a container that shows this machine's Python to that user (tests/gradescope/outer.py). docs/security.md, "The fallback
 # sandbox", lists what it cannot stop; none of these attacks needs it (each is stopped, and tested so).
 FALLBACK_ATTACKS = ["network", "sleepers", "daemon", "kill_grader", "read_seed", "steal_solutions_file",
@@ -350,7 +350,7 @@ def free_uids(count=2):
     host's /etc/passwd stays as it is)."""
     import pwd
 
-    from autograder.course.gradescope.fallback import user_processes
+    from autograder.gradescope.fallback import user_processes
     found = []
     for uid in FALLBACK_UID_RANGE:
         try:
@@ -368,7 +368,7 @@ def fallback_run(tmp_path_factory):
     """``FALLBACK_ATTACKS`` between two honest students, graded in a subprocess with the fallback forced
     (``use_fallback(..., forced=True)``), in a ``DockerLike`` container only so that the fallback's user can run this
     machine's Python (under /root, mode 0700 here); the aftermath is looked at from here, as for the main run."""
-    from autograder.course.gradescope.fallback import end_user_processes
+    from autograder.gradescope.fallback import end_user_processes
     from tests.gradescope.outer import DockerLike
 
     base = tmp_path_factory.mktemp("adversarial-fallback")

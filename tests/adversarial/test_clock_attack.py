@@ -17,8 +17,8 @@ import pytest
 
 from autograder.checks import items_of, operators
 from autograder.errors import CheckFailure
+from autograder.measuring.timing import expect_speedup
 from autograder.settings import override
-from autograder.timing import expect_speedup
 from tests.adversarial.attacks import REFERENCE, Attack, everything_but, submit
 from tests.adversarial.test_attacks import course_with_assignments, expected_grades, grade_once_going_on_after_crashes
 

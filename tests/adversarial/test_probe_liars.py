@@ -3,7 +3,7 @@
 Each case is a wrong answer (a mutant of ``tests/mutants/``) together with a cell that makes one kind of probe lie
 for it: the compile session, the custom-backward facts, the modules structure probes, the amp refusal run (by
 rebinding the module's name, or by swapping the function's code). The probes a request names
-are the ones the worker froze before any student code ran (``autograder.probe_registry``), with their code and
+are the ones the worker froze before any student code ran (``autograder.seam.probes``), with their code and
 their modules' functions put back before each use, so the lie changes nothing: the wrong answer loses every item
 its mutant loses (``test_trusted_proofs`` proves that it loses them without the lie). An honest student graded in
 the same worker before and after the lie keeps full marks on those items.
@@ -37,7 +37,7 @@ import pytest
 from autograder.checks import items_of
 from autograder.engine.results import UNDER_REVIEW, grade_item
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
-from autograder.submitted_source import Submission
+from autograder.source_evidence.submitted_source import Submission
 from tests.proving import ROOT, not_passed
 
 pytestmark = [pytest.mark.e2e]

@@ -13,10 +13,10 @@ alias the reading cannot name (``[torch][0]``), ``setattr`` on it, ``_functools.
 import pytest
 
 from autograder.checks import items_of
-from autograder.course.grade import grade_all
-from autograder.evasion import affecting
+from autograder.commands.grade import grade_all
 from autograder.engine import notebooks
-from autograder.submitted_source import Submission
+from autograder.source_evidence.evasion import affecting
+from autograder.source_evidence.submitted_source import Submission
 from tests.adversarial.attacks import REFERENCE, build_notebook, write_submission
 from tests.adversarial.test_attacks import course_with_assignments
 from tests.source_findings import held_against

@@ -22,7 +22,7 @@ import pytest
 
 from autograder.engine.results import PASSED, UNDER_REVIEW
 from autograder.engine.trusted_runner import grade_cells, plain_launcher, sandbox_launcher
-from autograder.trusted import sandbox
+from autograder.sandbox import bubblewrap as sandbox
 from tests.mutants import distributed as mutants
 from tests.proving import ROOT
 

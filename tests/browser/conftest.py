@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.build import scratch_course
+from autograder.commands.build import scratch_course
 from tests.browser import lab as jl
 from tests.browser.server import JupyterLab
 from tests.prerequisites import missing

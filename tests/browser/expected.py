@@ -3,8 +3,8 @@
 import contextlib
 import io
 
+from autograder.commands.check import exec_source
 from autograder.engine import notebooks
-from autograder.course.selfcheck import exec_source
 from tests.proving import ROOT
 
 

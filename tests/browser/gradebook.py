@@ -1,7 +1,7 @@
 """The instructor's side of the temporary course, prepared by the real nbgrader commands.
 
 Every assignment goes into the gradebook (``nbgrader generate_assignment`` through
-``autograder.course.build.generate_assignments``), two of the demo's students submit
+``autograder.commands.build.generate_assignments``), two of the demo's students submit
 ``stability`` (the reference solutions, and the tutorial's global-max mistake), and
 ``nbgrader autograde`` and ``nbgrader generate_feedback`` run on them.
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from autograder.commands.build import generate_assignments, nbgrader, topics
+from autograder.commands.demo_submissions.stability import CELLS as BUGGY_CELLS
 from autograder.engine import notebooks
-from autograder.course.build import generate_assignments, nbgrader, topics
 from tests.browser.expected import answers, fill
-from autograder.course.demo_submissions.stability import CELLS as BUGGY_CELLS
 
 TOPIC = "stability"
 STUDENTS = {"reference": ("Rita", "Reference"), "buggy": ("Bo", "Buggy")}

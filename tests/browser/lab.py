@@ -13,7 +13,7 @@ from pathlib import Path
 
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
 TRACEBACK = "Traceback (most recent call last)"
-# A failed check shows only its message (autograder/notebook_display.py), no traceback: "CheckFailure: [check_x] ..."
+# A failed check shows only its message (autograder/checks/notebook_display.py), no traceback: "CheckFailure: [check_x] ..."
 CHECK_FAILED = ("CheckFailure: [", "PendingGPU: [")
 
 # One look at every cell of the open notebook. ``textContent`` rather than ``innerText``: JupyterLab

@@ -65,9 +65,10 @@ def test_analysis_page_in_chromium(tab, pages, screenshots):
 def test_analysis_page_of_a_class_with_a_broken_item(tab, tmp_path, screenshots):
     """The picture in docs/analysis.md: the synthetic class of 40 (graded in-process, tests/course/test_analysis.py)
     with its planted broken item at the top of the suspicious list."""
-    from autograder.course.analysis_page import write_pages
+    from autograder.commands.analysis import write_pages
     from autograder.engine.records import RecordStore, new_record
-    from tests.course.test_analysis import TOPIC as CLASS_TOPIC, synthetic_class
+    from tests.course.test_analysis import TOPIC as CLASS_TOPIC
+    from tests.course.test_analysis import synthetic_class
 
     store = RecordStore(tmp_path)
     for student, items in synthetic_class().items():

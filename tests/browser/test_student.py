@@ -18,11 +18,11 @@ import sys
 import pytest
 import torch
 
+from autograder.commands.build import topics
+from autograder.commands.demo_submissions.stability import CELLS as BUGGY_CELLS
 from autograder.engine import notebooks
-from autograder.course.build import topics
 from tests.browser import lab as jl
 from tests.browser.expected import answers, check_messages, fill, flat
-from autograder.course.demo_submissions.stability import CELLS as BUGGY_CELLS
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.browser

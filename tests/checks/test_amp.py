@@ -8,12 +8,11 @@ import pytest
 import torch
 
 from autograder import settings as settings_module
-from autograder.checks import amp
+from autograder.checks import amp, items_of
 from autograder.checks.amp import checkpoint as amp_checkpoint
 from autograder.checks.amp import speed as amp_speed
 from autograder.checks.amp.problems import mse, one_thread, regression_batches, small_model
 from autograder.checks.amp.recording import recording
-from autograder.checks import items_of
 from tests.mutants.amp import GPU_MUTANTS, MUTANTS, _mutant
 from tests.proving import alternative, reference, run_check, with_replacements
 

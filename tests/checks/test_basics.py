@@ -11,7 +11,7 @@ import torch
 
 from autograder.checks import basics
 from autograder.checks.basics.rules import leaves_argument_flag
-from autograder.submitted_source import Submission
+from autograder.source_evidence.submitted_source import Submission
 from tests.mutants.basics import MUTANTS
 from tests.proving import failing, reference, with_replacements
 

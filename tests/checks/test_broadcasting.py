@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from autograder.checks import broadcasting
-from autograder.errors import CheckFailure
 from autograder.checks.broadcasting.tiling import expect_no_tiling
+from autograder.errors import CheckFailure
 from tests.mutants.broadcasting import MUTANTS, distances_loop, mse_no_check
 from tests.proving import check_names, failing, reference, with_replacements
 

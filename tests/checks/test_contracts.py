@@ -15,7 +15,7 @@ import torch
 
 from autograder import contracts
 from autograder.checks import items_of
-from autograder.course.build import apply_contracts, contracts_of, topics, write_contract_tables
+from autograder.commands.build import apply_contracts, contracts_of, topics, write_contract_tables
 from autograder.engine import notebooks
 from autograder.engine.results import grade_items
 from tests.proving import ROOT, reference

@@ -15,10 +15,11 @@ from autograder.checks import distributed
 from autograder.checks.distributed import launcher, problems, traffic
 from autograder.checks.distributed.rules import uses_method
 from autograder.errors import CheckFailure
-from autograder.source_rules import rule_findings, uses
-from autograder.submitted_source import Submission
-from autograder.student_calls import Seam
-from autograder.trusted import loopback, sandbox
+from autograder.sandbox import bubblewrap as sandbox
+from autograder.sandbox import loopback
+from autograder.seam.student_calls import Seam
+from autograder.source_evidence.source_rules import rule_findings, uses
+from autograder.source_evidence.submitted_source import Submission
 from tests.mutants.distributed import _accumulating
 from tests.proving import failing_among, reference, run_check, with_replacements
 
@@ -228,7 +229,7 @@ def test_the_reference_training_leaves_no_process():
 
 @pytest.mark.quick
 def test_the_gradescope_bundle_refuses_the_assignment_saying_why():
-    from autograder.course.gradescope import bundle
+    from autograder.commands import gradescope as bundle
 
     with pytest.raises(bundle.BundleError) as refused:
         bundle.config(TOPIC, "waive", "immediate", {})
@@ -276,7 +277,7 @@ def test_gloo_cannot_run_in_the_gradescope_fallback_sandbox(tmp_path):
     import subprocess
     import sys
 
-    from autograder.course.gradescope import seccomp
+    from autograder.gradescope import seccomp
 
     if not seccomp.supported():
         pytest.skip("no seccomp filter on this machine")

@@ -6,11 +6,11 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from autograder.checks import memory
-from autograder.errors import CheckFailure
 from autograder.checks.memory.rules import calls_with, runs_without_grad
-from autograder.source_rules import rule_findings
-from autograder.student_calls import Student
-from autograder.submitted_source import Submission
+from autograder.errors import CheckFailure
+from autograder.seam.student_calls import Student
+from autograder.source_evidence.source_rules import rule_findings
+from autograder.source_evidence.submitted_source import Submission
 from tests.mutants.memory import MUTANTS
 from tests.proving import failing_among, reference, run_check, with_replacements
 

@@ -11,8 +11,8 @@ import importlib
 
 import pytest
 
-from autograder.course.build import topics
 from autograder.checks import items_of
+from autograder.commands.build import topics
 from tests.proving import (ROOT, alternative, cell_points, check_names, failing, failing_among, reference, stub,
                            with_replacements)
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder.checks import stability
-from autograder.gradients import call_source, tensor_source
+from autograder.measuring.gradients import call_source, tensor_source
 from tests.mutants.stability import MUTANTS
 from tests.proving import check_names, failing, failing_among, reference, with_replacements
 

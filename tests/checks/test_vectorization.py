@@ -9,7 +9,7 @@ from autograder.checks import vectorization
 from autograder.checks.vectorization import masked_mean, per_sample
 from autograder.checks.vectorization.probes import compiling, worker_facts
 from autograder.errors import CheckFailure
-from autograder.timing import count_host_syncs, expect_no_per_row_sync
+from autograder.measuring.timing import count_host_syncs, expect_no_per_row_sync
 from tests.mutants.vectorization import MUTANTS
 from tests.proving import failing_among, reference, with_replacements
 
@@ -149,8 +149,8 @@ def test_per_sample_oracle_sums_to_the_batch_gradient():
 
 def _source_findings(mistake):
     """What the vmapped item's source rules find in the mistake's source (read after its data passed)."""
-    from autograder.source_rules import rule_findings
-    from autograder.submitted_source import Submission
+    from autograder.source_evidence.source_rules import rule_findings
+    from autograder.source_evidence.submitted_source import Submission
 
     submission = Submission.of_objects({"per_sample_grads": MUTANTS[mistake][0]["per_sample_grads"]})
     rules = vectorization.check_per_sample_grads_vmapped.item.source
@@ -288,7 +288,7 @@ def _debug_cache_is_empty(fn):
 def test_compile_facts_are_gathered_under_the_workers_recorder():
     """The trusted worker runs every call under the op recorder's modes, which torch.compile refuses; the compile
     probes step outside them and put them back."""
-    from autograder.oprecorder import open_record, record_ops
+    from autograder.seam.ops import open_record, record_ops
 
     x, lengths = masked_mean.make_input(torch.Generator().manual_seed(0), 3, 5, 2, empty_rows=False)
     item = MUTANTS["masked_batch_mean calling .item() on lengths"][0]["masked_batch_mean"]

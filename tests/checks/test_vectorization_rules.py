@@ -4,8 +4,8 @@ graph breaks only costs), and the honest forms (guards on sizes, dtypes, devices
 import pytest
 
 from autograder.checks.vectorization.rules import no_value_branch
-from autograder.source_rules import rule_findings
-from autograder.submitted_source import Submission
+from autograder.source_evidence.source_rules import rule_findings
+from autograder.source_evidence.submitted_source import Submission
 
 RULE = no_value_branch("masked_batch_mean")
 HEAD = "import torch\n\ndef masked_batch_mean(x, lengths):\n"

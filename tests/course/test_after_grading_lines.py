@@ -6,11 +6,11 @@ import shutil
 
 import pytest
 
+from autograder.cli import main
+from autograder.commands.analysis import BEFORE_LATE, assignment_page, course_page
+from autograder.commands.build import scratch_course
+from autograder.commands.demo import _fill, show_after_grading
 from autograder.course.analysis import analyse
-from autograder.course.analysis_page import BEFORE_LATE, assignment_page, course_page
-from autograder.course.build import scratch_course
-from autograder.course.cli import main
-from autograder.course.demo import _fill, show_after_grading
 from autograder.course.progress import counted
 from autograder.engine import notebooks
 from tests.proving import ROOT
@@ -73,9 +73,9 @@ def test_the_analysis_pages_say_their_points_are_before_the_late_penalty():
 def test_a_pair_at_one_says_why_its_sides_have_different_lines_marked():
     """A copy with statements added: every statement of the original is in the copy (1.00), not the other way round;
     the page gives both shares and says what the unmarked lines are; a wrong share (the larger for both) is not."""
+    from autograder.commands.similarity import shares_text
     from autograder.course.fingerprints import normalised_tokens, statement_index, statement_shares
     from autograder.course.similarity import Pair
-    from autograder.course.similarity_page import shares_text
 
     original = "def f(x):\n    y = x.exp()\n    return y / y.sum()\n"
     padded = "def f(x):\n    unused = 3\n    y = x.exp()\n    z = y * 2\n    return y / y.sum()\n"

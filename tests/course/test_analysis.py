@@ -5,8 +5,8 @@ import functools
 
 import torch
 
+from autograder.commands.analysis import write_pages
 from autograder.course.analysis import analyse, analyse_course
-from autograder.course.analysis_page import write_pages
 from autograder.engine.records import RecordStore, new_record
 from autograder.engine.results import FAILED, GRADER_ERROR, PASSED, PENDING, UNDER_REVIEW, grade_item, grade_items
 from autograder.errors import fail

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from autograder.course import executors, progress as progress_module
+from autograder.course import executors
+from autograder.course import progress as progress_module
 from autograder.engine import jobs, notebooks
 from autograder.engine.records import KEPT, KeptResults
 from autograder.settings import override
@@ -17,9 +18,9 @@ def job_for(student, scratch):
 
 
 def test_a_dask_worker_that_dies_has_its_job_retried_once_elsewhere_then_an_error(tmp_path):
-    from tests.course.batch_tasks import dies, raises
-
     import os
+
+    from tests.course.batch_tasks import dies, raises
 
     environ = dict(os.environ)
     executor = executors.DaskExecutor(workers=2, task=dies)
@@ -153,7 +154,7 @@ def test_a_worker_grades_a_job_without_nbgrader_or_the_course():
     import subprocess
     import sys
 
-    from autograder.course.demo import _fill
+    from autograder.commands.demo import _fill
 
     release = notebooks.read(ROOT / "release" / "stability" / "stability.ipynb")
     answers = notebooks.solution_sources(notebooks.read(ROOT / "source" / "stability" / "stability.ipynb"))
@@ -169,7 +170,7 @@ def test_a_scheduler_that_cannot_be_reached_stops_grade_with_what_to_do(tmp_path
     import subprocess
     import sys
 
-    from autograder.course.build import scratch_course
+    from autograder.commands.build import scratch_course
 
     course = scratch_course(ROOT, tmp_path)         # a course (source/ and nbgrader_config.py), nothing graded
     before = sorted(p.relative_to(course) for p in course.rglob("*"))

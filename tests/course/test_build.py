@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from autograder.checks import items_of, max_points
+from autograder.commands.build import apply_spec, differences, item_cell_source, topics
 from autograder.engine import notebooks
-from autograder.course.build import apply_spec, differences, item_cell_source, topics
 from tests.proving import ROOT, reference, without_hidden_variants
 
 TOPICS = topics(ROOT)
@@ -84,7 +84,7 @@ def test_checks_import_without_nbgrader_or_jupyter():
     code = ("import sys\n"
             "for blocked in ('nbgrader', 'jupyter_client', 'nbformat', 'nbconvert', 'IPython'):\n"
             "    sys.modules[blocked] = None\n"
-            "import importlib, pkgutil, autograder.checks, autograder.course.selfcheck\n"
+            "import importlib, pkgutil, autograder.checks, autograder.commands.check\n"
             "for m in pkgutil.iter_modules(autograder.checks.__path__):\n"
             "    importlib.import_module('autograder.checks.' + m.name)\n"
             "print('ok')\n")
@@ -163,8 +163,8 @@ def test_a_new_gradebook_gets_the_schema_version_that_alembic_heads_gives(tmp_pa
     from nbgrader.api import Gradebook
     from traitlets.config.loader import PyFileConfigLoader
 
-    from autograder.course import gradebook_schema
-    from autograder.course.build import scratch_course
+    from autograder.commands.build import scratch_course
+    from autograder.nbgrader_plugins import gradebook_schema
 
     course = scratch_course(ROOT, tmp_path / "course")
     PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from autograder import settings as settings_module
-from autograder.course.analysis_page import OUT as AFTER_GRADING
-from autograder.course.grade import LOCK
+from autograder.commands.analysis import OUT as AFTER_GRADING
+from autograder.commands.grade import LOCK
 from autograder.engine.records import KEPT, RECORDS
 from autograder.settings import COURSE_SETTINGS, SettingsError, course_values, override, settings, use_course
 from tests.proving import ROOT

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from autograder.course.build import generate_assignments, nbgrader, scratch_course
+from autograder.commands.build import generate_assignments, nbgrader, scratch_course
 from autograder.settings import COURSE_SETTINGS
 from tests.proving import ROOT, hand_in, submission
 

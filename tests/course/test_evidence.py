@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.course.evidence import DOC, resting_on_the_worker, rows, with_table
+from autograder.commands.evidence import DOC, resting_on_the_worker, rows, with_table
 from tests.proving import ROOT
 
 
@@ -20,7 +20,7 @@ def test_no_item_rests_on_the_workers_word_alone():
 
 @pytest.mark.quick
 def test_an_item_with_worker_facts_and_only_data_is_caught(monkeypatch):
-    from autograder.course import evidence
+    from autograder.commands import evidence
     fake = [{"topic": "t", "item": "i", "points": 1.0, "evidence": ["data"], "source": [], "worker_facts": "op counts"}]
     monkeypatch.setattr(evidence, "rows", lambda: fake)
     assert evidence.resting_on_the_worker() == ["t.i"]
@@ -33,7 +33,7 @@ def test_source_rules_beside_the_facts_are_not_enough(monkeypatch):
     """``predict_no_graph`` once had a source rule (``uses no_grad``) and earned its points on the worker's "no
     graph" for a dead ``no_grad`` block: an item whose facts are not declared to only cost is caught whatever else
     it has, and ``evidence --check`` fails on it."""
-    from autograder.course import evidence
+    from autograder.commands import evidence
     fake = [{"topic": "memory", "item": "predict_no_graph", "points": 2.0, "evidence": ["data", "source"],
              "source": ["`predict` uses `torch.no_grad`"], "worker_facts": "whether the result requires grad"}]
     monkeypatch.setattr(evidence, "rows", lambda: fake)
@@ -44,5 +44,5 @@ def test_source_rules_beside_the_facts_are_not_enough(monkeypatch):
 
 @pytest.mark.quick
 def test_the_command_passes_on_the_course():
-    from autograder.course import evidence
+    from autograder.commands import evidence
     assert evidence.run(ROOT, check=True) == 0

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from autograder.course.build import nbgrader, scratch_course
-from autograder.course.grade import grade_all
-from autograder.course.trusted_execute import split_traceback
+from autograder.commands.build import nbgrader, scratch_course
+from autograder.commands.grade import grade_all
 from autograder.course.unreadable_feedback import NOTICE
 from autograder.engine import notebooks
+from autograder.nbgrader_plugins.execute import split_traceback
 from tests.proving import ROOT, hand_in, submission
 
 TOPIC = "stability"

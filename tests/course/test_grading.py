@@ -11,14 +11,14 @@ import re
 import pytest
 
 from autograder.checks import items_of, max_points
-from autograder.engine import notebooks
-from autograder.course.build import generate_assignments, nbgrader, scratch_course, topics
-from autograder.course.demo import STUDENTS, _fill, run_demo
-from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grade import grade_all
+from autograder.commands.build import generate_assignments, nbgrader, scratch_course, topics
+from autograder.commands.check import load_namespace
+from autograder.commands.demo import STUDENTS, _fill, run_demo
+from autograder.commands.export import export_csv, export_gradescope
+from autograder.commands.grade import grade_all
+from autograder.commands.pending import gradebook_text, pending_text
 from autograder.course.grading import load_report, points, read_grades
-from autograder.course.report import gradebook_text, pending_text
-from autograder.course.selfcheck import load_namespace
+from autograder.engine import notebooks
 from autograder.engine.results import grade_items
 from autograder.settings import override
 from tests.proving import ROOT, without_hidden_variants
@@ -193,7 +193,7 @@ def stable_softmax(logits, dim=-1):
 def test_the_spec_is_the_single_source_of_a_grade(tmp_path, monkeypatch):
     """Deleting a hidden variant from the spec changes the notebook (after build), nbgrader's grade, `check`'s
     points and the exports alike."""
-    from autograder.course.build import write_spec_into_source
+    from autograder.commands.build import write_spec_into_source
 
     work = scratch_course(ROOT, tmp_path / "course")
     list(generate_assignments(work, ["stability"]))

@@ -52,7 +52,7 @@ def test_records_keep_their_history_and_say_what_changed(tmp_path):
 
 @pytest.mark.quick
 def test_a_check_that_raises_is_a_grader_error_and_a_student_exception_is_a_failure():
-    from autograder.course.selfcheck import report_text
+    from autograder.commands.check import report_text
     from autograder.engine.results import GRADER_ERROR_MESSAGE, grade_item
     from autograder.spec import Item
 
@@ -82,7 +82,7 @@ def test_a_check_that_raises_is_a_grader_error_and_a_student_exception_is_a_fail
 def test_settings_command_lists_settings_items_and_declared_tolerances():
     import json
 
-    from autograder.course.listing import settings_text
+    from autograder.commands.settings import settings_text
     data = json.loads(settings_text(["stability", "amp"]))
     assert data["settings"]["grading"]["gpu_items"] == "pending" and data["comparison_tolerances"]["float32"]
     stability = data["topics"]["stability"]

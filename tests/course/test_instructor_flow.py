@@ -75,7 +75,7 @@ def test_feedback_shows_the_message_without_grader_frames_or_hidden_code(flow):
     course, _ = flow
     html = (course / "feedback" / "alice" / "stability" / "stability.html").read_text(encoding="utf-8")
     assert "not implemented yet" in html and "check_softmax_forward" in html
-    for leaked in ("autograder/student.py", "site-packages", "hidden_seed", "HIDDEN TESTS"):
+    for leaked in ("autograder/seam/student.py", "site-packages", "hidden_seed", "HIDDEN TESTS"):
         assert leaked not in html, leaked
 
 

@@ -1,4 +1,4 @@
-"""Deadlines and late work (autograder/course/late.py, docs/deadlines.md).
+"""Deadlines and late work (autograder/nbgrader_plugins/late.py, docs/deadlines.md).
 
 The policy's arithmetic on its own (``quick``), then a late submission through the real grader and nbgrader on a
 temporary course (``e2e``): it loses exactly what the policy says in nbgrader's gradebook, the grading report, the
@@ -13,15 +13,16 @@ import os
 
 import pytest
 
-from autograder.course.build import generate_assignments, nbgrader, scratch_course
-from autograder.course.demo import buggy_cells
-from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grade import grade_all
+from autograder.commands.build import generate_assignments, nbgrader, scratch_course
+from autograder.commands.demo import buggy_cells
+from autograder.commands.export import export_csv, export_gradescope
+from autograder.commands.grade import grade_all
+from autograder.commands.pending import gradebook_text
+from autograder.course.canvas import export_canvas
 from autograder.course.grading import load_report, points
-from autograder.course.late import (DeadlineError, LatePolicy, Lateness, check_deadlines, due_date, duration_text,
-                                    lateness, penalty_percent)
-from autograder.course.lms import export_canvas
-from autograder.course.report import gradebook_text
+from autograder.course.late_policy import (DeadlineError, Lateness, check_deadlines, due_date, duration_text, lateness,
+                                           penalty_percent)
+from autograder.nbgrader_plugins.late import LatePolicy
 from autograder.settings import override
 from tests.proving import ROOT, hand_in, reference_cells, submission
 

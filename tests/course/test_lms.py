@@ -1,4 +1,4 @@
-"""The Canvas round trip (autograder/course/lms.py, docs/lms.md): a synthetic "Download Submissions" zip of Canvas's
+"""The Canvas round trip (autograder/commands/collect_zip.py, docs/lms.md): a synthetic "Download Submissions" zip of Canvas's
 shape through ``python -m autograder collect-zip`` (the real ``nbgrader zip_collect``), ``grade`` and
 ``export --canvas``, on a temporary course; and the pieces on their own (``quick``)."""
 
@@ -13,11 +13,12 @@ import zipfile
 
 import pytest
 
-from autograder.engine import notebooks
-from autograder.course.build import generate_assignments, scratch_course
-from autograder.course.demo import _fill
+from autograder.commands.build import generate_assignments, scratch_course
+from autograder.commands.demo import _fill
+from autograder.course.canvas import LMSError, canvas_column, read_roster, read_times
 from autograder.course.grading import load_report, points
-from autograder.course.lms import CANVAS_NAME, LMSError, canvas_column, read_roster, read_times
+from autograder.engine import notebooks
+from autograder.nbgrader_plugins.zip_collect import CANVAS_NAME
 from tests.proving import ROOT
 
 TOPIC = "operators"
@@ -153,7 +154,7 @@ def test_grade_takes_the_late_penalty_and_export_canvas_writes_what_canvas_impor
 
 @pytest.mark.e2e
 def test_a_second_download_replaces_only_its_students_and_keeps_the_first(tmp_path):
-    from autograder.course.lms import collect_zip
+    from autograder.commands.collect_zip import collect_zip
 
     course = scratch_course(ROOT, tmp_path / "course", with_release=True)
     release = (course / "release" / TOPIC / f"{TOPIC}.ipynb").read_bytes()

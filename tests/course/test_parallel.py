@@ -22,13 +22,13 @@ import time
 
 import pytest
 
+from autograder.commands.build import generate_assignments, scratch_course
+from autograder.commands.demo import STUDENTS, write_submissions
+from autograder.commands.grade import grade_all
+from autograder.course import executors
+from autograder.course.grading import load_report, read_grades
 from autograder.engine import notebooks
 from autograder.engine.records import KEPT as RESULTS
-from autograder.course import executors
-from autograder.course.build import generate_assignments, scratch_course
-from autograder.course.demo import STUDENTS, write_submissions
-from autograder.course.grade import grade_all
-from autograder.course.grading import load_report, read_grades
 from autograder.settings import override
 from tests.dask_processes import dask_processes
 from tests.postgres import postgres_server, require_postgres

@@ -14,14 +14,14 @@ import warnings
 import pytest
 
 from autograder.checks import items_of
-from autograder.engine import notebooks
-from autograder.course.build import generate_assignments, nbgrader, scratch_course
-from autograder.course.cli import main as cli
-from autograder.course.demo import _fill
-from autograder.course.demo_submissions.basics import CELLS as BUGGY
-from autograder.course.export import export_csv, export_gradescope
-from autograder.course.grade import grade_all
+from autograder.cli import main as cli
+from autograder.commands.build import generate_assignments, nbgrader, scratch_course
+from autograder.commands.demo import _fill
+from autograder.commands.demo_submissions.basics import CELLS as BUGGY
+from autograder.commands.export import export_csv, export_gradescope
+from autograder.commands.grade import grade_all
 from autograder.course.grading import load_report, read_grades
+from autograder.engine import notebooks
 from autograder.engine.records import RecordStore
 from autograder.engine.results import GRADER_ERROR_MESSAGE
 from tests.proving import ROOT

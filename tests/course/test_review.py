@@ -6,16 +6,15 @@ submission keeps both decisions."""
 import pytest
 
 from autograder.checks import items_of
-from autograder.engine.records import ACCEPTED, apply_decisions, review_key
-from autograder.evasion import affecting
-from autograder.submitted_source import Submission
-from autograder.course.build import generate_assignments, scratch_course
-from autograder.course.cli import main as cli
-from autograder.course.demo import _fill
-from autograder.course.grade import grade_all
+from autograder.cli import main as cli
+from autograder.commands.build import generate_assignments, scratch_course
+from autograder.commands.demo import _fill
+from autograder.commands.grade import grade_all
 from autograder.course.grading import read_grades
 from autograder.engine import notebooks
-from autograder.engine.records import RecordStore
+from autograder.engine.records import ACCEPTED, RecordStore, apply_decisions, review_key
+from autograder.source_evidence.evasion import affecting
+from autograder.source_evidence.submitted_source import Submission
 from tests.adversarial.attacks import HIDE_EVERY_OP
 from tests.proving import ROOT
 

@@ -7,8 +7,8 @@ import copy
 import pytest
 
 from autograder.checks import TOPICS
+from autograder.commands.similarity import page
 from autograder.course import similarity as sim
-from autograder.course.similarity_page import page
 from autograder.engine import notebooks
 from tests.course.synthetic_class import copies, independent, origin
 from tests.proving import ROOT
@@ -98,8 +98,8 @@ def test_page_shows_flagged_pairs_side_by_side_without_javascript():
 
 
 def test_nearest_column_and_grade_summary_read_the_submitted_notebooks(tmp_path):
-    from autograder.course.build import scratch_course
-    from autograder.course.similarity_page import summary_text
+    from autograder.commands.build import scratch_course
+    from autograder.commands.similarity import summary_text
 
     work = scratch_course(ROOT, tmp_path / "course", with_release=True)
     release_nb = notebooks.read(work / "release" / "stability" / "stability.ipynb")

@@ -1,6 +1,6 @@
 """A person's mistake on the command line is one line saying what to do, and exit status 2: never a traceback.
 
-Each case runs the real command line (``autograder.course.cli.main``) in the repository, as an instructor or a
+Each case runs the real command line (``autograder.cli.main``) in the repository, as an instructor or a
 student would type it; one case runs ``python -m autograder`` as a process, to see the whole path.
 """
 
@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from autograder.checks import TOPICS
-from autograder.course.cli import main
+from autograder.cli import main
 from tests.proving import ROOT
 
 pytestmark = pytest.mark.quick

@@ -51,7 +51,7 @@ def test_the_recipe_installs_as_the_readme_does():
 
 
 def test_a_worker_started_as_written_grades_the_graders_job(tmp_path):
-    from autograder.course.build import scratch_course
+    from autograder.commands.build import scratch_course
     from autograder.engine import notebooks
 
     steps, port = recipe(), _free_port()

@@ -79,7 +79,7 @@ def test_the_count_check_catches_a_stale_count():
 @pytest.mark.quick
 def test_the_student_install_block_is_what_kit_prints():
     from autograder import __version__
-    from autograder.course.kit import install_command
+    from autograder.commands.kit import install_command
 
     wheel = f"effective_pytorch_lab_kit-{__version__}-py3-none-any.whl"
     assert block("student-install").text == install_command(wheel) + "\n"
@@ -88,8 +88,8 @@ def test_the_student_install_block_is_what_kit_prints():
 
 def test_kit_prints_the_pinned_install_line(tmp_path, capsys):
     """``python -m autograder kit``: the wheel, and the command students install it with, PyTorch pinned."""
-    from autograder.course.cli import main
-    from autograder.course.kit import install_command
+    from autograder.cli import main
+    from autograder.commands.kit import install_command
 
     assert main(["--course", str(ROOT), "kit", "-o", str(tmp_path / "kit")]) == 0
     out = capsys.readouterr().out

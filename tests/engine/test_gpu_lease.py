@@ -125,8 +125,8 @@ def test_a_notebook_graded_with_cuda_takes_the_lease_and_its_wait_is_given_back(
 
     from autograder import settings as settings_module
     from autograder.engine import gpu_lease as lease_module
+    from autograder.engine.budget import Budget
     from autograder.engine.trusted_runner import gpu_turn
-    from autograder.trusted.budget import Budget
 
     if torch.cuda.is_available():
         pytest.skip("names the GPU by CUDA_VISIBLE_DEVICES, as a machine without CUDA does")

@@ -3,9 +3,9 @@ are not (a local ``sum``, a student's own method ``softmax``, a docstring that m
 
 import pytest
 
-from autograder.evasion import affecting
-from autograder.source_rules import autograd_function, made_by, no_call, no_loop, rule_findings, uses
-from autograder.submitted_source import Submission
+from autograder.source_evidence.evasion import affecting
+from autograder.source_evidence.source_rules import autograd_function, made_by, no_call, no_loop, rule_findings, uses
+from autograder.source_evidence.submitted_source import Submission
 
 SOFTMAX = no_call("stable_softmax", "softmax", "log_softmax", "logsumexp")
 
@@ -130,7 +130,7 @@ HIDE = ("import torch\n"
     (("import torch\ntorch.sum = lambda *a, **k: 0\ndef row_sum(x):\n    return x.sum(0)",), "assigns `torch.sum`"),
     (("import torch\nsetattr(torch, 'sum', None)\ndef row_sum(x):\n    return x.sum(0)",), "`setattr` on `torch`"),
     (("import torch\ndef row_sum(x):\n    return getattr(torch, 's' + 'um')(x, 0)",), "computed name"),
-    (("import autograder.oprecorder\ndef row_sum(x):\n    return x.sum(0)",), "imports `autograder.oprecorder`"),
+    (("import autograder.measuring.oprecorder\ndef row_sum(x):\n    return x.sum(0)",), "imports `autograder.measuring.oprecorder`"),
     (("import sys\ndef row_sum(x):\n    f = sys._getframe(1)\n    return x.sum(0)",), "sys._getframe"),
     (("import gc\ndef row_sum(x):\n    gc.get_objects()\n    return x.sum(0)",), "gc.get_objects"),
     (("import inspect\ndef row_sum(x):\n    inspect.currentframe().f_back\n    return x.sum(0)",), "f_back"),
@@ -141,7 +141,7 @@ HIDE = ("import torch\n"
     (("import ctypes\ndef row_sum(x):\n    ctypes.pythonapi\n    return x.sum(0)",), "ctypes"),
     (("from torch._C import DisableTorchFunction as quiet\ndef row_sum(x):\n    with quiet():\n"
       "        return x.sum(0)",), "torch._C.DisableTorchFunction"),
-    (("import sys\nsys.modules['autograder.oprecorder'] = None\ndef row_sum(x):\n    return x.sum(0)",), "sys.modules"),
+    (("import sys\nsys.modules['autograder.seam.ops'] = None\ndef row_sum(x):\n    return x.sum(0)",), "sys.modules"),
 ])
 def test_evasion_puts_the_answers_item_under_review(cells, expected):
     found = flagged(["row_sum"], *cells)
@@ -162,7 +162,7 @@ def test_evasion_only_affects_the_items_whose_answer_reaches_it():
     "import torch\nclass M:\n    def __init__(self, **kw):\n        for k, v in kw.items():\n            setattr(self, k, v)"
     "\n    def get(self, k):\n        return getattr(self, k)\ndef row_sum(x):\n    return M(a=x).get('a').sum(0)",
     "import torch\ntorch.backends.cudnn.benchmark = True\nf = torch.compile\ndef row_sum(x):\n    return x.sum(0)",
-    "from autograder.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
+    "from autograder.measuring.timing import measure_speedup\nprint(measure_speedup)",   # an example cell, not an answer's
     "import os\nos.environ['OMP_NUM_THREADS'] = '1'\nconfig = {}\nconfig['lr'] = 0.1\ntime = {}\ntime['x'] = 1",
     # the AMP lesson's own optional import, on a machine without matplotlib (Gradescope's lean bundle)
     "def show(y):\n    try:\n        import not_installed_plots.pyplot as plt\n        plt.plot(y)\n"
@@ -176,7 +176,7 @@ def test_honest_look_alikes_are_not_flagged(cell):
 
 @pytest.mark.quick
 def test_safe_load():
-    from autograder.source_rules import safe_load
+    from autograder.source_evidence.source_rules import safe_load
     rule = safe_load("load_checkpoint")
     ok = "import torch\ndef load_checkpoint(path, model):\n    s = torch.load(path{})\n    model.load_state_dict(s)"
     assert broken(rule, ok.format("")) == [] and broken(rule, ok.format(", weights_only=True")) == []

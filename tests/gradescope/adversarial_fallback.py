@@ -9,8 +9,8 @@ import json
 import sys
 import time
 
-from autograder.course.gradescope.fallback import launcher_as
 from autograder.engine.trusted_runner import use_fallback
+from autograder.gradescope.fallback import launcher_as
 from autograder.settings import override
 from tests.adversarial.test_attacks import LIMITS, grade_once_going_on_after_crashes
 

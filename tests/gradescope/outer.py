@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.course.gradescope import seccomp
+from autograder.gradescope import seccomp
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # How often the peak memory is sampled. Reading smaps_rollup of every process (the kernel walks their page tables)

@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder.checks import TOPICS as ALL_TOPICS, items_of
-from autograder.course.demo import buggy_cells
-from autograder.course.gradescope import bundle
-from autograder.course.gradescope.fallback import USER
-from autograder.course.gradescope.results import late_from_metadata
+from autograder.checks import TOPICS as ALL_TOPICS
+from autograder.checks import items_of
+from autograder.commands import gradescope as bundle
+from autograder.commands.demo import buggy_cells
 from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here, job_cells, source_map
+from autograder.gradescope.fallback import USER
+from autograder.gradescope.results import late_from_metadata
 from autograder.settings import override
 from tests.gradescope.outer import DockerLike
 from tests.proving import ROOT, reference_cells, submission
@@ -125,7 +126,7 @@ class Gradescope:
                    survivors=self.survivors())
 
     def survivors(self):
-        from autograder.course.gradescope.fallback import user_processes
+        from autograder.gradescope.fallback import user_processes
         return user_processes(self.uid) if self.uid is not None else []
 
 
@@ -155,7 +156,7 @@ def test_bwrap_cannot_make_a_sandbox_in_the_container(gradescope):
     bwrap, _, _ = gradescope.container.run(["bwrap", "--unshare-user", "--dev-bind", "/", "/", "true"], timeout=60)
     assert bwrap.returncode != 0, bwrap.stdout
     probe, _, _ = gradescope.container.run(
-        ["/autograder/venv/bin/python", "-c", "from autograder.trusted import sandbox\ntry:\n    sandbox.probe()\n"
+        ["/autograder/venv/bin/python", "-c", "from autograder.sandbox import bubblewrap as sandbox\ntry:\n    sandbox.probe()\n"
          "except sandbox.SandboxUnavailable as e:\n    print('UNAVAILABLE', e)\nelse:\n    print('AVAILABLE')"],
         timeout=120)
     assert "UNAVAILABLE" in probe.stdout, probe.stdout

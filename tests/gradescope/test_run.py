@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from autograder.course.gradescope.run import Layout, find_notebook
+from autograder.gradescope.run import Layout, find_notebook
 
 
 @pytest.mark.quick
@@ -43,7 +43,7 @@ def amp_data(speed_status="failed"):
 @pytest.mark.quick
 def test_gpu_items_waived_or_failed_as_built():
     from autograder.checks import items_of
-    from autograder.course.gradescope.results import WAIVED, results_json
+    from autograder.gradescope.results import WAIVED, results_json
 
     gpu = [i for i in items_of("amp") if i.needs]
     full = sum(i.points for i in items_of("amp"))
@@ -59,7 +59,7 @@ def test_gpu_items_waived_or_failed_as_built():
 
 @pytest.mark.quick
 def test_a_grader_error_is_said_as_the_graders():
-    from autograder.course.gradescope.results import results_json
+    from autograder.gradescope.results import results_json
 
     data = amp_data()
     data["items"][0].update(status="grader error", score=0.0, message="not graded yet: the grader itself failed")
@@ -71,8 +71,8 @@ def test_a_grader_error_is_said_as_the_graders():
 
 @pytest.mark.quick
 def test_feedback_per_item_as_the_instructor_chose():
-    from autograder.course.gradescope.bundle import BundleError, config
-    from autograder.course.gradescope.results import results_json
+    from autograder.commands.gradescope import BundleError, config
+    from autograder.gradescope.results import results_json
 
     chosen = config("amp", "fail", "immediate", {}, {"speed": "after_due_date"})
     assert chosen["feedback"] == {"default": "immediate", "items": {"speed": "after_due_date"}}
@@ -91,7 +91,7 @@ def test_feedback_per_item_as_the_instructor_chose():
 def test_a_remembered_resolution_is_keyed_by_what_pip_resolves():
     """``collect_wheels`` skips pip's resolution when one for the same set and Python is in the cache: the key
     changes with the Python and torch's index, not with the package's own code (which changes at every commit)."""
-    from autograder.course.gradescope.bundle import set_key
+    from autograder.commands.gradescope import set_key
     assert set_key("3.10") == set_key("3.10") != set_key("3.12")
     assert set_key("3.10") != set_key("3.10", "https://download.pytorch.org/whl/cpu")
 
@@ -102,7 +102,7 @@ def test_a_bundle_of_several_assignments_grades_the_one_named(tmp_path):
     which notebooks to upload. A bundle of one assignment grades that one."""
     import json
 
-    from autograder.course.gradescope.run import choose_assignment
+    from autograder.gradescope.run import choose_assignment
 
     layout = Layout(tmp_path)
     layout.submission.mkdir(parents=True)
@@ -124,7 +124,7 @@ def test_setup_stops_in_one_line_on_an_image_without_the_bundles_python(tmp_path
     import shutil
     import subprocess
 
-    from autograder.course.gradescope import templates
+    from autograder.gradescope import templates
 
     def runs(version):
         found = shutil.which(f"python{version}")
@@ -150,7 +150,7 @@ def test_run_autograder_imports_nothing_the_lean_bundle_leaves_out():
     import subprocess
     import sys
 
-    probe = ("import sys; import autograder.course.gradescope.run; "
+    probe = ("import sys; import autograder.gradescope.run; "
              "print(sorted({'nbformat', 'nbgrader', 'jupyterlab', 'matplotlib', 'jupyterhub'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from autograder.course.gradescope import seccomp
+from autograder.gradescope import seccomp
 
 pytestmark = pytest.mark.skipif(not seccomp.supported(), reason="the filters are x86_64 Linux only")
 

@@ -13,7 +13,7 @@ import pytest
 from autograder.checks import items_of
 from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here, job_cells, source_map
-from autograder.submitted_source import Submission
+from autograder.source_evidence.submitted_source import Submission
 from tests.honest.corpus import CORPUS, answers
 from tests.proving import ROOT, reference_cells, submission
 from tests.source_findings import held_against

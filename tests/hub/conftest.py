@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.build import scratch_course
+from autograder.commands.build import scratch_course
 from tests.browser.server import LAB_SETTINGS
 from tests.hub import accounts
 from tests.hub.hub import CHP, Environment, JupyterHub
@@ -111,8 +111,8 @@ def _configs(base, exchange, course):
     _write(students / "nbgrader_config.py",
            f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
            f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
-           # Submissions readable by their student and the instructor only (autograder/exchange.py, in the kit).
-           'c.ExchangeFactory.submit = "autograder.exchange.PrivateSubmit"\n')
+           # Submissions readable by their student and the instructor only (autograder/nbgrader_plugins/exchange_submit.py, in the kit).
+           'c.ExchangeFactory.submit = "autograder.nbgrader_plugins.exchange_submit.PrivateSubmit"\n')
     _write(students / "jupyter_server_config.json", json.dumps(STUDENT_SERVER_CONFIG))
     _write(students / "labconfig" / "page_config.json", json.dumps({"disabledExtensions": STUDENT_DISABLED_LAB}))
     _write(instructor / "nbgrader_config.py",

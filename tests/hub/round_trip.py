@@ -18,8 +18,8 @@ import shutil
 import time
 from dataclasses import dataclass, field
 
+from autograder.commands.demo_submissions.operators import CELLS as MISTAKES
 from autograder.engine import notebooks
-from autograder.course.demo_submissions.operators import CELLS as MISTAKES
 from tests.browser.expected import answers, fill
 from tests.hub import accounts, ui
 

@@ -46,7 +46,7 @@ def test_the_gradebook_has_the_grades_and_the_late_penalty(klass, round_trip, tm
         alice = gradebook.find_submission(ASSIGNMENT, round_trip.students["alice"].account.name)
         bob = gradebook.find_submission(ASSIGNMENT, round_trip.students["bob"].account.name)
         assert (alice.score, alice.max_score, alice.late_submission_penalty) == (FULL, FULL, 0.0)
-        # autograder/course/late.py: per started day late, PER_DAY_PERCENT of the points earned, rounded to 6 places
+        # autograder/nbgrader_plugins/late.py: per started day late, PER_DAY_PERCENT of the points earned, rounded to 6 places
         assert (bob.score, bob.max_score) == (BOB_SCORE, FULL)
         assert bob.late_submission_penalty == round(BOB_SCORE * PER_DAY_PERCENT / 100, 6) == 0.4
 
@@ -90,4 +90,4 @@ def test_the_students_servers_run_the_student_kit(klass, round_trip):
         assert "No module named 'autograder.oracles'" in done.stderr, done.stderr
         done = accounts.run_as(student, [python, "-c", "import autograder.course.grading"],
                                env=klass.student_env(student))
-        assert "No module named 'autograder.course.grading'" in done.stderr, done.stderr
+        assert "No module named 'autograder.course'" in done.stderr, done.stderr      # the grading tools: none

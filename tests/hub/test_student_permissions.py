@@ -3,7 +3,7 @@
 Bob tries, with shell commands and nbgrader's own, to list, read or replace Alice's submission and
 feedback and the instructor's files. The homes (mode 0700) and nbgrader's exchange modes stop what
 they can; what nbgrader's exchange lets through (a submission in another's name, a backdated one, a
-symbolic link to the instructor's files) the course's collect refuses (autograder/course/exchange.py).
+symbolic link to the instructor's files) the course's collect refuses (autograder/nbgrader_plugins/exchange_collect.py).
 """
 
 import datetime
@@ -68,7 +68,7 @@ def test_a_student_cannot_list_the_submissions_or_the_feedback(klass, round_trip
 
 def test_a_student_cannot_read_nor_replace_another_students_submission_even_by_its_name(klass, round_trip):
     """nbgrader leaves a submission 0777 with its files 0644; the kit's PrivateSubmit gives it to the instructor's
-    group alone (autograder/exchange.py)."""
+    group alone (autograder/nbgrader_plugins/exchange_submit.py)."""
     alice, bob = klass.students
     for submission in submissions_of(klass, alice):
         info = submission.stat()

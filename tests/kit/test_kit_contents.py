@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder import kit_contents
-from autograder.course.kit import wheel_name, write_wheel
+from autograder.commands.kit import wheel_name, write_wheel
 
 PACKAGE = Path(kit_contents.__file__).resolve().parent
 
@@ -16,10 +16,12 @@ PACKAGE = Path(kit_contents.__file__).resolve().parent
 @pytest.mark.quick
 def test_what_the_kit_holds():
     files = {relative for relative, _ in kit_contents.kit_files(PACKAGE)}
-    assert "checks/operators/__init__.py" in files and "trusted/worker.py" in files and "course/selfcheck.py" in files
+    assert "checks/operators/__init__.py" in files and "seam/worker.py" in files and "commands/check.py" in files
     assert not {f for f in files if f.startswith("oracles/")}
-    assert {f for f in files if f.startswith("course/")} == {f"course/{m}" for m in kit_contents.STUDENT_COURSE_MODULES}
-    assert not kit_contents.in_kit("course/grading.py") and not kit_contents.in_kit("course/demo_submissions/basics.py")
+    for folder, kept in kit_contents.STUDENT_MODULES.items():
+        assert {f for f in files if f.startswith(f"{folder}/")} == {f"{folder}/{m}" for m in kept}
+    assert not {f for f in files if f.startswith(("course/", "gradescope/"))}
+    assert not kit_contents.in_kit("course/grading.py") and not kit_contents.in_kit("commands/demo_submissions/basics.py")
     assert not kit_contents.in_kit("checks/__pycache__/x.py") and not kit_contents.in_kit("checks/notes.txt")
 
 

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.e2e
 SEED = 5
 GRADER_ONLY = ("autograder.oracles", "autograder.oracles.operators", "autograder.oracles.dataloading",
                "autograder.course.grading", "autograder.engine.trusted_runner", "autograder.engine.jobs",
-               "autograder.engine.records", "autograder.course.demo_submissions",
-               "autograder.course.kit")
+               "autograder.engine.records", "autograder.commands.demo_submissions",
+               "autograder.commands.kit")
 COLLATE = ("collate_images_values", "collate_images_copies", "collate_images_loader")
-KIT = ("autograder.checks.operators", "autograder.trusted.worker", "autograder.expected_outputs",
-       "autograder.course.selfcheck")
+KIT = ("autograder.checks.operators", "autograder.seam.worker", "autograder.measuring.expected_outputs",
+       "autograder.commands.check")
 PEEK = f"""
 import importlib, json, os
 seen = {{}}
@@ -91,7 +91,7 @@ def test_the_two_known_thefts_earn_nothing(workers):
     from where they lived, or through the kit's table of expected outputs, they earn nothing."""
     for theft in ("from autograder.oracles.operators import masked_mean",
                   "from autograder.checks.operators import reference_masked_mean as masked_mean",
-                  "from autograder.expected_outputs import oracle\n"
+                  "from autograder.measuring.expected_outputs import oracle\n"
                   "def masked_mean(x, low, high):\n    return oracle('operators.masked_mean', x, low, high)"):
         scores = _scores(_grade(workers, "operators", *_reference_but("operators", "del masked_mean", theft))[0])
         assert scores["masked_mean"] == scores["masked_mean_special_values"] == 0, (theft, scores)

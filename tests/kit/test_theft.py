@@ -20,12 +20,12 @@ pytestmark = pytest.mark.e2e
 SEED = 7
 # Kit modules whose callables are not submitted: the worker's own plumbing, which forks and execs (processes), kills
 # process families (processes.end_family) or serves the grader's pipe (worker.main); no tensor goes in or out.
-PLUMBING = ("autograder.trusted.processes", "autograder.trusted.worker")
+PLUMBING = ("autograder.sandbox.processes", "autograder.seam.worker")
 # The kit's oracles closest to an answer (float64 references the exercises forbid or the checks catch), and the
 # kit's look-up of expected outputs, graded officially whatever the screen says.
 SAMPLE = (("vectorization", "masked_batch_mean", "autograder.checks.vectorization.masked_mean", "oracle"),
           ("stability", "stable_softmax", "autograder.checks.stability.softmax_cases", "ref_softmax"),
-          ("operators", "masked_mean", "autograder.expected_outputs", "oracle"))
+          ("operators", "masked_mean", "autograder.measuring.expected_outputs", "oracle"))
 
 
 def official_scores(pairs, scratch):

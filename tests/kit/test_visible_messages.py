@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.kit import oracle_topics
+from autograder.commands.kit import oracle_topics
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from autograder.checks import TOPICS
-from autograder.course.selfcheck import exec_source
-from autograder.trusted import sandbox
-from autograder.trusted.kit_tree import kit_tree
+from autograder.commands.check import exec_source
+from autograder.sandbox import bubblewrap as sandbox
+from autograder.sandbox.kit_tree import kit_tree
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

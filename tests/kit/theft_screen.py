@@ -15,8 +15,8 @@ import time
 import torch
 
 from autograder.checks import items_of
+from autograder.commands.check import exec_source
 from autograder.engine.results import PASSED, grade_item
-from autograder.course.selfcheck import exec_source
 
 MARK = "@@theft@@ "   # starts the lines meant for the driver (a candidate may print anything)
 SLOW_LAST = ("speed",)   # items with a clock run after the others: a candidate has nearly always failed before

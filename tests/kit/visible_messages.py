@@ -20,9 +20,8 @@ def main(argv):
     import autograder
     from autograder.checks import items_of
     from autograder.engine.results import FAILED, GRADER_ERROR, grade_item
+    from autograder.measuring import expected_outputs
     from tests import proving
-
-    from autograder import expected_outputs
 
     chosen = json.loads(argv[split + 1])
     report = {"autograder": autograder.__file__,

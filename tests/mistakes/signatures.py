@@ -21,7 +21,7 @@ import sys
 import torch
 
 from autograder.checks import items_of
-from autograder.course.build import topics
+from autograder.commands.build import topics
 from autograder.engine.results import FAILED, GRADER_ERROR, grade_item
 from tests.mistakes.grammar import slips
 from tests.proving import ROOT, with_replacements

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from autograder.course import selfcheck
-from autograder.course.gradescope.results import results_json
+from autograder.commands import check as selfcheck
 from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here
 from autograder.feedback import LOOKS_LIKE
+from autograder.gradescope.results import results_json
 from tests.mutants.operators import DESCRIPTIONS
 from tests.proving import ROOT
 
@@ -54,8 +54,8 @@ def test_check_names_the_mistake(tmp_path, capsys):
 def test_a_notebooks_test_cells_name_the_mistake_once_on_the_cell_that_completes_it(monkeypatch):
     """Cells run one item at a time: the hint comes on the failed cell after which every item of the mistake's
     (visible) signature has run, and only once; the message is shown as the display hook shows it."""
-    from autograder import checks, notebook_display, spec
-    from autograder.checks import operators
+    from autograder import checks, spec
+    from autograder.checks import notebook_display, operators
     from autograder.errors import CheckFailure
     from tests.mutants.operators import masked_mean_float64
 

@@ -4,11 +4,11 @@ item, one message per cause, and Expected/Got as the student's dtype shows them.
 import pytest
 import torch
 
-from autograder.compare import expect_close
 from autograder.engine.results import FAILED, PASSED, explain, grade_items, known_mistakes
 from autograder.engine.verdict import Verdict
 from autograder.errors import CheckFailure
 from autograder.feedback import LOOKS_LIKE, looks_like, name_mistake, pattern, same_cause
+from autograder.measuring.compare import expect_close
 from tests.mistakes.grammar import slips
 from tests.proving import stub, with_replacements
 

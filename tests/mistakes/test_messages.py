@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from autograder.course.build import topics
+from autograder.commands.build import topics
 from autograder.engine.results import grade_items
 from tests.mistakes.grammar import slips
 from tests.named_mistakes.measure import measure

@@ -1,4 +1,4 @@
-"""Each item on a clean process state (autograder/process_state.py): a student function that leaves torch's
+"""Each item on a clean process state (autograder/seam/process_state.py): a student function that leaves torch's
 process-wide state changed loses its own items, with a message that says what it changed, and no other item; and
 what a student reads names their own objects' types, never the worker's proxies."""
 
@@ -9,7 +9,7 @@ from autograder.checks import items_of
 from autograder.engine.results import FAILED, PASSED, grade_item
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
 from autograder.errors import CheckFailure
-from autograder.student import call_student
+from autograder.seam.student import call_student
 from tests.mistakes.grammar import slips
 from tests.proving import with_replacements
 

@@ -5,7 +5,7 @@ The quick tests compare ids, descriptions and the digest of the files the signat
 mutants, checks and oracles) without grading anything. Regenerating grades every mutant on every item twice (about
 20 minutes for the nine topics on this 2-core machine under load, over the suite's budget): it runs with
 ``EPL_REGENERATE_MISTAKES=1`` (and ``python -m tests.mistakes.signatures --check`` does the same), for a change of
-shared machinery (``compare.py``, ``student.py`` ...) that the digest does not cover.
+shared machinery (``measuring/compare.py``, ``seam/student.py`` ...) that the digest does not cover.
 """
 
 import importlib
@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from autograder.course.build import topics
+from autograder.commands.build import topics
 from autograder.engine.results import known_mistakes
 from autograder.errors import KINDS
 from autograder.feedback import looks_like

@@ -33,7 +33,7 @@ from collections import Counter
 
 import torch
 
-from autograder.course.build import topics
+from autograder.commands.build import topics
 from autograder.engine.results import FAILED, grade_items
 from tests.proving import ROOT, with_replacements
 

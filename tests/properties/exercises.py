@@ -15,7 +15,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from autograder.checks.stability.softmax_cases import CE_TOLERANCES, ce_atol
-from autograder.compare import tolerance
+from autograder.measuring.compare import tolerance
 
 from .spaces import FLOATS, GRID, INF, SPECIAL, drawn_state, dtype_max, maybe_strided, shapes, tensors, values
 

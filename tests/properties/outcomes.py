@@ -13,7 +13,7 @@ import math
 import numpy as np
 import torch
 
-from autograder.compare import tolerance
+from autograder.measuring.compare import tolerance
 
 # Two answers each within the check's tolerance of the float64 truth are within twice of each other.
 SLACK = 2.0

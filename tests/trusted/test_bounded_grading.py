@@ -20,12 +20,14 @@ import pytest
 
 from autograder.checks import items_of
 from autograder.engine import jobs, notebooks
+from autograder.engine.budget import Budget
 from autograder.engine.jobs import grade_job_here
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, launcher_for
 from autograder.errors import WorkerLost
+from autograder.sandbox import bubblewrap as sandbox
+from autograder.sandbox import cgroups
+from autograder.seam import remote, wire
 from autograder.settings import override
-from autograder.trusted import cgroups, remote, sandbox, wire
-from autograder.trusted.budget import Budget
 from tests.proving import ROOT
 
 TOPIC = "operators"

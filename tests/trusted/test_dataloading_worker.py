@@ -17,7 +17,7 @@ import pytest
 from autograder import settings as settings_module
 from autograder.checks import dataloading
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
-from autograder.trusted import sandbox
+from autograder.sandbox import bubblewrap as sandbox
 from tests.proving import ROOT
 
 

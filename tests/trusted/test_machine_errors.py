@@ -40,7 +40,7 @@ def test_a_worker_that_cannot_start_stops_grading_before_anything_is_scored(read
 
 
 FAKE_MACHINE_FAILURE = '''
-from autograder.trusted import worker as _worker
+from autograder.seam import worker as _worker
 _worker.Worker.device = {"cuda": False, "expected": True, "error": "RuntimeError: cudaGetDeviceCount() out of memory"}
 raise RuntimeError("Unexpected error from cudaGetDeviceCount(): Error 2: out of memory")
 '''

@@ -1,10 +1,10 @@
-"""The grader's side of the pipe (autograder.trusted.remote), beyond what the proofs show."""
+"""The grader's side of the pipe (autograder.seam.remote), beyond what the proofs show."""
 
 import pytest
 
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
-from autograder.student import CallTimeout, time_limit
-from autograder.trusted.remote import WorkerLost
+from autograder.seam.remote import WorkerLost
+from autograder.seam.student import CallTimeout, time_limit
 
 
 def test_a_request_interrupted_here_stops_the_worker(tmp_path):

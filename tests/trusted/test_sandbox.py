@@ -17,10 +17,10 @@ import uuid
 
 import pytest
 
+from autograder.sandbox import bubblewrap as sandbox
+from autograder.sandbox.bubblewrap import GiB, Limits, MiB
+from autograder.sandbox.kit_tree import kit_tree
 from autograder.settings import override
-from autograder.trusted import sandbox
-from autograder.trusted.kit_tree import kit_tree
-from autograder.trusted.sandbox import GiB, MiB, Limits
 
 IS_ROOT = os.geteuid() == 0
 OWNER_OUTSIDE = sandbox.SANDBOX_UID if IS_ROOT else os.geteuid()
@@ -206,7 +206,7 @@ def test_limits_above_the_graders_own_are_lowered_to_them(ready, scratch):
     it set on itself (jobs.grader_memory_bound) is not passed on: the sandbox gets the hard limit."""
     grader = f"""
         import resource, subprocess, sys
-        from autograder.trusted import sandbox
+        from autograder.sandbox import bubblewrap as sandbox
         resource.setrlimit(resource.RLIMIT_DATA, (6 * 2**30, 6 * 2**30))
         resource.setrlimit(resource.RLIMIT_AS, (5 * 2**30, resource.RLIM_INFINITY))
         code = "import resource; print(resource.getrlimit(resource.RLIMIT_DATA), resource.getrlimit(resource.RLIMIT_AS))"
@@ -413,7 +413,7 @@ def test_stop_lets_a_worker_end_on_eof(ready, scratch):
 def test_probe_says_what_is_missing_without_bwrap(tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
-    code = ("from autograder.trusted import sandbox\n"
+    code = ("from autograder.sandbox import bubblewrap as sandbox\n"
             "try:\n    sandbox.probe()\nexcept sandbox.SandboxUnavailable as error:\n    print(error)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={"PATH": str(empty), "PYTHONPATH": REPO})
@@ -434,7 +434,7 @@ def test_scratch_must_exist(tmp_path):
 
 ORDINARY_USER_CHECKS = """
 import json, os, subprocess, sys, time
-from autograder.trusted import sandbox
+from autograder.sandbox import bubblewrap as sandbox
 scratch = sys.argv[1]
 code = '''
 import json, os, socket, numpy, autograder   # the venv's site-packages and the package, readable by the user

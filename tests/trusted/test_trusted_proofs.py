@@ -11,10 +11,10 @@ import importlib
 import pytest
 
 from autograder.checks import items_of
+from autograder.commands.build import topics
 from autograder.engine.results import grade_item
-from autograder.course.build import topics
 from autograder.engine.trusted_runner import NotebookWorker, RemoteNamespace, plain_launcher
-from autograder.submitted_source import Submission
+from autograder.source_evidence.submitted_source import Submission
 from tests.mistakes.grammar import internal_types
 from tests.proving import ROOT, check_names, not_passed, with_replacements
 

@@ -15,18 +15,15 @@ own float16 loop around the student's save and load.
 
 import torch
 
-from ...contracts import exercised
-from ...errors import CheckFailure
-from ...settings import settings
-from ...student import describe
-from ...timing import expect_speedup
-from ...spec import graded
-from . import precision
-from . import problems
-from .probes import runs
-from . import scaling
-from . import speed
-from .scaling import GRAD_TOLERANCE, SCALER_HINT
+from autograder.checks.amp import precision, problems, scaling, speed
+from autograder.checks.amp.probes import runs
+from autograder.checks.amp.scaling import GRAD_TOLERANCE, SCALER_HINT
+from autograder.contracts import exercised
+from autograder.errors import CheckFailure
+from autograder.measuring.timing import expect_speedup
+from autograder.seam.student import describe
+from autograder.settings import settings
+from autograder.spec import graded
 
 DTYPES = (torch.bfloat16, torch.float16)
 # Relative error between a mixed-precision update and the float32 one over the same batches: the reference and
@@ -339,4 +336,5 @@ def check_speed(check, train_amp, *, seed=0):
 
 # ------------------------------------------------------------------ checkpoint and resume (resuming.py)
 
-from .resuming import check_checkpoint_resume_exact, check_checkpoint_roundtrip, check_checkpoint_weights_only  # noqa: E402,F401
+from autograder.checks.amp.resuming import check_checkpoint_weights_only  # noqa: E402,F401
+from autograder.checks.amp.resuming import check_checkpoint_resume_exact, check_checkpoint_roundtrip

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import torch
 
-from ...errors import CheckFailure, named_kind
-from ...student import describe
-from . import problems
+from autograder.checks.amp import problems
+from autograder.errors import CheckFailure, named_kind
+from autograder.seam.student import describe
 
 SIZES = (16, 32, 8)                  # in, hidden (with BatchNorm), out
 LEARNING_RATE = 1e-2

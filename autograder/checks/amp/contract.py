@@ -2,7 +2,7 @@
 notebook's lists and docs/amp.md's table; ``tests/checks/test_contracts.py`` proves that each clause's items send
 its inputs."""
 
-from ...contracts import Clause, Contract
+from autograder.contracts import Clause, Contract
 
 DTYPES = ("bfloat16", "float16")
 DEVICES = ("on_cpu", "on_cuda")

@@ -7,7 +7,7 @@ optimizer state afterwards.
 
 import torch
 
-from ...errors import CheckFailure
+from autograder.errors import CheckFailure
 
 AUTOCAST_HINT = ("Run the forward pass and the loss inside `with torch.autocast(device_type=device_type, "
                  "dtype=dtype):`, and call backward after the `with` block.")

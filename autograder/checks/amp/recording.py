@@ -141,7 +141,7 @@ def _plain_dtype(dtype):
 
 
 def to_plain(rec):
-    """``rec`` as nested dicts, lists, tuples, numbers, dtypes and tensors (what ``autograder.trusted.wire`` sends)."""
+    """``rec`` as nested dicts, lists, tuples, numbers, dtypes and tensors (what ``autograder.seam.wire`` sends)."""
     data = asdict(rec)
     for forward in data["forwards"]:
         forward["autocast"] = (bool(forward["autocast"][0]), _plain_dtype(forward["autocast"][1]))

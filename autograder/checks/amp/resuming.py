@@ -19,13 +19,12 @@ from pathlib import Path
 
 import torch
 
-from ...contracts import exercised
-from ...errors import CheckFailure
-from ...source_rules import safe_load
-from ...spec import graded
-from . import checkpoint
-from .probes import checkpoint_runs
-from . import problems
+from autograder.checks.amp import checkpoint, problems
+from autograder.checks.amp.probes import checkpoint_runs
+from autograder.contracts import exercised
+from autograder.errors import CheckFailure
+from autograder.source_evidence.source_rules import safe_load
+from autograder.spec import graded
 
 
 def _carried(check, report, case):

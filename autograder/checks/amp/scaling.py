@@ -9,8 +9,8 @@ to the next.
 
 import torch
 
-from ...errors import CheckFailure
-from . import problems
+from autograder.checks.amp import problems
+from autograder.errors import CheckFailure
 
 # Relative error (over all parameters) between the gradients a loop holds at optimizer.step() and the
 # grader's own autocast gradients: the same computation, up to rounding of the loss / accumulate (the

@@ -29,14 +29,15 @@ yet run on a GPU.
 
 import torch
 
-from ...errors import CheckFailure
-from ...timing import expect_speedup
-from ...trusted.handle import handle
-from .problems import mse
-from .timed_judge import TIMED_BATCHES, judge_timed_runs
-from .probes.timed_runs import (CALL_SEED, SYNC_BATCHES, TIMED_BATCH, TIMED_LAYERS, TIMED_WIDTH, TUTORIAL_BATCH,
-                                 TUTORIAL_WIDTH, TimedRun, float32_timed_baseline, full_float32_precision, host_syncs,
-                                 student_host_syncs, sync_problem)
+from autograder.checks.amp.probes.timed_runs import (CALL_SEED, SYNC_BATCHES, TIMED_BATCH, TIMED_LAYERS, TIMED_WIDTH,
+                                                     TUTORIAL_BATCH, TUTORIAL_WIDTH, TimedRun, float32_timed_baseline,
+                                                     full_float32_precision, host_syncs, student_host_syncs,
+                                                     sync_problem)
+from autograder.checks.amp.problems import mse
+from autograder.checks.amp.timed_judge import TIMED_BATCHES, judge_timed_runs
+from autograder.errors import CheckFailure
+from autograder.measuring.timing import expect_speedup
+from autograder.seam.handle import handle
 
 
 def tutorial_batches(gen, device="cuda", width=TUTORIAL_WIDTH, batch=TUTORIAL_BATCH, count=TIMED_BATCHES):

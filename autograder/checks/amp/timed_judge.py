@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from ...errors import CheckFailure
+from autograder.errors import CheckFailure
 
 TIMED_BATCHES = 8          # batches per timed call of the training loop (speed.TimedRun): its record's first values
 

@@ -9,16 +9,16 @@ quadratic that generated the data.
 import numpy as np
 import torch
 
-from ...compare import context, dtype_kind, expect_close, expect_finite, expect_meta, expect_tensor
-from ...contracts import exercised, exercised_as, tensor_labels
-from ...errors import CheckFailure
-from ...expected_outputs import oracle
-from ...student import describe
-from ...spec import graded
-from ...trusted.remote import Callback
-from . import probes
-from .contract import REQUIRES_GRAD_LABELS, VIEW_LABELS
-from .rules import leaves_argument_flag
+from autograder.checks.basics import probes
+from autograder.checks.basics.contract import REQUIRES_GRAD_LABELS, VIEW_LABELS
+from autograder.checks.basics.rules import leaves_argument_flag
+from autograder.contracts import exercised, exercised_as, tensor_labels
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import context, dtype_kind, expect_close, expect_finite, expect_meta, expect_tensor
+from autograder.measuring.expected_outputs import oracle
+from autograder.seam.remote import Callback
+from autograder.seam.student import describe
+from autograder.spec import graded
 
 # float32 gradients go through float32 arithmetic (sums of up to ~60 terms); the reference is float64.
 GRAD_TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-9, 1e-12)}

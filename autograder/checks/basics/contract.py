@@ -2,7 +2,7 @@
 the notebook's bullet lists and docs/basics.md's table; ``tests/checks/test_contracts.py`` proves that each clause's
 items send its inputs."""
 
-from ...contracts import Clause, Contract
+from autograder.contracts import Clause, Contract
 
 NUMPY_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 VIEW_LABELS = ("transposed", "strided", "permuted", "expanded", "diagonal", "column", "transposed_requires_grad")

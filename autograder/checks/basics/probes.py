@@ -1,4 +1,4 @@
-"""What the basics checks build and run where the student's code lives (see ``autograder.trusted.remote.beside``).
+"""What the basics checks build and run where the student's code lives (see ``autograder.seam.remote.beside``).
 
 Under trusted grading a tensor reaches the student's worker by value: a contiguous leaf,
 with its ``requires_grad`` flag but no ``.grad``, no view of another tensor, not an
@@ -17,7 +17,7 @@ import functools
 
 import torch
 
-from ...probe_registry import probe
+from autograder.seam.probes import probe
 
 
 @probe

@@ -24,8 +24,8 @@ reports and which can only cost (docs/security.md).
 import ast
 from dataclasses import dataclass
 
-from ...source_rules import Finding, SourceRule
-from ...submitted_source import resolve_dotted
+from autograder.source_evidence.source_rules import Finding, SourceRule
+from autograder.source_evidence.submitted_source import resolve_dotted
 
 FLAG_METHODS = ("requires_grad_", "detach_")
 NEW_METHODS = ("detach", "clone", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full")

@@ -9,17 +9,17 @@ import re
 
 import torch
 
-from ...compare import expect_close, expect_finite, expect_meta, tolerance
-from ...contracts import exercised, exercised_as, tensor_labels
-from ...errors import CheckFailure
-from ...expected_outputs import oracle
-from ...oprecorder import expect_constant_op_count
-from ...student import describe
-from ...source_rules import no_loop
-from ...spec import graded
-from .contract import batch_labels, distance_labels, merge_labels, shape_pair_labels
-from .probes import parameter_facts
-from .tiling import expect_no_tiling
+from autograder.checks.broadcasting.contract import batch_labels, distance_labels, merge_labels, shape_pair_labels
+from autograder.checks.broadcasting.probes import parameter_facts
+from autograder.checks.broadcasting.tiling import expect_no_tiling
+from autograder.contracts import exercised, exercised_as, tensor_labels
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close, expect_finite, expect_meta, tolerance
+from autograder.measuring.expected_outputs import oracle
+from autograder.measuring.oprecorder import expect_constant_op_count
+from autograder.seam.student import describe
+from autograder.source_evidence.source_rules import no_loop
+from autograder.spec import graded
 
 ACTIVATIONS = (None, torch.relu, torch.tanh, torch.nn.Sigmoid())
 # float32 sums of a dozen products lose a few ulps of the largest term: 1e-6 absolute is too tight.

@@ -2,7 +2,7 @@
 into the notebook's bullet lists and docs/broadcasting.md's table; ``tests/checks/test_contracts.py`` proves that
 each clause's items send its inputs."""
 
-from ...contracts import Clause, Contract, tensor_labels
+from autograder.contracts import Clause, Contract, tensor_labels
 
 ACTIVATION_LABELS = ("no_activation", "relu", "tanh", "sigmoid_module", "activation_default")
 

@@ -1,4 +1,4 @@
-"""What the broadcasting checks read where the student's module lives (see ``autograder.trusted.remote.beside``).
+"""What the broadcasting checks read where the student's module lives (see ``autograder.seam.remote.beside``).
 
 Under trusted grading a ``Merge`` instance stays in the student's worker: its parameters
 reach the grader as copies, so neither their identity nor the ``.grad`` that a backward
@@ -12,8 +12,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from ...oprecorder import normalise
-from ...probe_registry import probe
+from autograder.seam.ops import normalise
+from autograder.seam.probes import probe
 
 # linear1's and linear2's weight and bias: the slots of a Merge layer the reference layer reads.
 SLOTS = tuple(f"linear{k}.{p}" for k in (1, 2) for p in ("weight", "bias"))

@@ -24,11 +24,11 @@ import math
 
 import torch
 
-from ...errors import CheckFailure
-from ...oprecorder import record_ops
-from ...student import describe
-from ...student_calls import Student
-from .probes import materialised_call
+from autograder.checks.broadcasting.probes import materialised_call
+from autograder.errors import CheckFailure
+from autograder.seam.ops import record_ops
+from autograder.seam.student import describe
+from autograder.seam.student_calls import Student
 
 TILING_OPS = ("repeat", "tile", "repeat_interleave")
 BROADCAST_VIEWS = {"expand", "expand_as", "broadcast_to", "broadcast_tensors"}

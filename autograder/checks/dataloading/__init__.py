@@ -18,17 +18,19 @@ import re
 
 import numpy as np
 
-from . import probes, synthetic
-from ...contracts import exercised, exercised_as
-from ...errors import CheckFailure
-from ...settings import settings
-from ...spec import graded
-from .expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
-                                 expect_missing_shard, expect_value_error, same_image_as, written_layout)
-from .batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, call_collate, describe_batch,
-                      expect_collated, expect_own_memory, make_batch, random_sizes)
-from .contract import batch_labels, worker_labels
-from .runs import describe_run
+from autograder.checks.dataloading import probes, synthetic
+from autograder.checks.dataloading.batches import (COPY_BATCHES, EDGE_BATCHES, SyntheticImageDataset, call_collate,
+                                                   describe_batch, expect_collated, expect_own_memory, make_batch,
+                                                   random_sizes)
+from autograder.checks.dataloading.contract import batch_labels, worker_labels
+from autograder.checks.dataloading.expect import (as_item, expect_exactly_once, expect_image, expect_index_error,
+                                                  expect_missing_shard, expect_value_error, same_image_as,
+                                                  written_layout)
+from autograder.checks.dataloading.runs import describe_run
+from autograder.contracts import exercised, exercised_as
+from autograder.errors import CheckFailure
+from autograder.settings import settings
+from autograder.spec import graded
 
 # (number of shards, the num_workers values run over them): fewer workers than shards, as many, and more.
 WORKER_GRID = ((1, (0, 2, 3)), (2, (1, 2, 5)), (3, (2, 3, 5)), (7, (0, 2, 3, 5)))

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from ...errors import CheckFailure
-from ...expected_outputs import oracle
-from ...student import call_student, describe
+from autograder.errors import CheckFailure
+from autograder.measuring.expected_outputs import oracle
+from autograder.seam.student import call_student, describe
 
 # Batches that every seed grades, besides the random ones: (sizes as (H, W), given as tensors?).
 EDGE_BATCHES = (

@@ -4,7 +4,7 @@ clause's items send its inputs."""
 
 import torch
 
-from ...contracts import Clause, Contract
+from autograder.contracts import Clause, Contract
 
 BATCH_KINDS = ("one_image", "equal_sizes", "mixed_sizes", "numpy_images", "tensor_images")
 

@@ -10,11 +10,11 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from . import probes, synthetic
-from ...errors import CheckFailure, named_kind
-from ...settings import settings
-from ...student import call_student
-from ...trusted.handle import handle
+from autograder.checks.dataloading import probes, synthetic
+from autograder.errors import CheckFailure, named_kind
+from autograder.seam.handle import handle
+from autograder.seam.student import call_student
+from autograder.settings import settings
 
 DUPLICATE_HINT = ("Every DataLoader worker (and every rank) gets its own copy of the dataset and iterates it from "
                   "the start: use torch.utils.data.get_worker_info() and the rank to give each of the "

@@ -1,11 +1,11 @@
 """What the loading checks run where the student's code runs: files, DataLoader passes, open files, memory, copies.
 
-Under trusted grading the student's classes and functions live in a worker process (:mod:`autograder.trusted`)
+Under trusted grading the student's classes and functions live in a worker process (:mod:`autograder.sandbox`)
 that sees only its own scratch directory; a DataLoader over the student's dataset, its worker processes, the files
 a pass leaves open, the memory it traces and the arrays a ``collate_fn`` shares with its input exist only there.
 The probes below (``make_directory``, ``write_files``, ``write_tars``, ``shard_layout``, ``load``,
 ``collated_batches``, ``missing_shard_attempt``, ``open_files``, ``traced_peak``, ``collate_copies``) are run with
-:func:`~autograder.trusted.remote.beside`: in that worker when one of their arguments is a student's (remote)
+:func:`~autograder.seam.remote.beside`: in that worker when one of their arguments is a student's (remote)
 object, else right here, so that grading in one process is unchanged. They take and return plain data (paths,
 names, bytes, arrays and tensors, numbers); a probe's ``student`` argument only says where to run. The helpers the
 checks call (``scratch``, ``write_samples``, ``write_shard_set``, ``load_beside``, ``load_collated``,
@@ -30,14 +30,14 @@ import tempfile
 import numpy as np
 import torch
 
-from . import synthetic
-from ...probe_registry import probe
-from ...errors import CheckFailure, WorkerLost
-from ...settings import settings
-from ...trusted.handle import handle
-from .batches import SyntheticImageDataset, arrays_in, as_array
-from .resources import no_torch_modes, pass_and_files, peak_traced_bytes
-from .runs import load_all, start_method
+from autograder.checks.dataloading import synthetic
+from autograder.checks.dataloading.batches import SyntheticImageDataset, arrays_in, as_array
+from autograder.checks.dataloading.resources import no_torch_modes, pass_and_files, peak_traced_bytes
+from autograder.checks.dataloading.runs import load_all, start_method
+from autograder.errors import CheckFailure, WorkerLost
+from autograder.seam.handle import handle
+from autograder.seam.probes import probe
+from autograder.settings import settings
 
 ANSWER_MARGIN_S = 30.0   # the grader waits this much longer for a pass than the pass's own limits in the worker
 

@@ -20,9 +20,9 @@ import warnings
 
 from torch.utils.data import DataLoader
 
-from ...errors import CheckFailure
-from ...settings import settings
-from ...student import call_student
+from autograder.errors import CheckFailure
+from autograder.seam.student import call_student
+from autograder.settings import settings
 
 
 def start_method():

@@ -19,15 +19,14 @@ The all-reduce counts are measured in the student's process: they explain and co
 
 import contextlib
 
-
-from ...compare import expect_close
-from ...contracts import exercised
-from ...errors import CheckFailure
-from ...expected_outputs import is_recording, oracle
-from ...source_rules import uses
-from ...spec import graded
-from . import known_steps, probes, problems, traffic
-from .rules import uses_method
+from autograder.checks.distributed import known_steps, probes, problems, traffic
+from autograder.checks.distributed.rules import uses_method
+from autograder.contracts import exercised
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close
+from autograder.measuring.expected_outputs import is_recording, oracle
+from autograder.source_evidence.source_rules import uses
+from autograder.spec import graded
 
 DDP_NAMES = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 SPLIT_HINT = ("Give the DataLoader `sampler=DistributedSampler(dataset, num_replicas=world_size, rank=rank, "

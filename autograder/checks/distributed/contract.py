@@ -2,7 +2,7 @@
 the notebook's bullet lists and docs/distributed.md's table; ``tests/checks/test_contracts.py`` proves that each
 clause's items send its inputs."""
 
-from ...contracts import Clause, Contract
+from autograder.contracts import Clause, Contract
 
 RANKS = ("world_size_2", "world_size_3")
 

@@ -16,9 +16,9 @@ not shuffled, seed 0).
 import torch
 from torch.utils.data import DistributedSampler
 
-from ...errors import CheckFailure
-from ...expected_outputs import oracle
-from . import problems
+from autograder.checks.distributed import problems
+from autograder.errors import CheckFailure
+from autograder.measuring.expected_outputs import oracle
 
 FIT_RTOL = 1e-3       # the step, against one process's step times the factor (float32 ranks, float64 oracle)
 FIT_ATOL = 1e-5

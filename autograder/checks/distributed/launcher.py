@@ -20,8 +20,8 @@ from multiprocessing import connection, get_context
 import torch
 import torch.distributed as dist
 
-from ...errors import CheckFailure
-from . import problems
+from autograder.checks.distributed import problems
+from autograder.errors import CheckFailure
 
 
 def _rank_main(rank, world_size, port, body, args, conn):

@@ -18,11 +18,10 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.overrides import TorchFunctionMode
 
-from ...probe_registry import probe
-from ...student import call_student
-from . import problems
-from .launcher import launch
-
+from autograder.checks.distributed import problems
+from autograder.checks.distributed.launcher import launch
+from autograder.seam.probes import probe
+from autograder.seam.student import call_student
 
 # ---------------------------------------------------------------- what every rank records
 

@@ -8,7 +8,7 @@ the all-reduces), and the count of all-reduces is measured in the student's proc
 import ast
 from dataclasses import dataclass
 
-from ...source_rules import Finding, SourceRule
+from autograder.source_evidence.source_rules import Finding, SourceRule
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What the ranks sent on the sandbox's loopback during a call, judged against what a correct call needs.
 
 The grader reads the counters of the worker's own network namespace before and after the call
-(``autograder/trusted/loopback.py``): the ranks' gloo traffic all goes over ``lo``, and no process in the namespace
+(``autograder/sandbox/loopback.py``): the ranks' gloo traffic all goes over ``lo``, and no process in the namespace
 can lower those counters. So this reading can cost a point (more traffic than the correct code needs: gradients
 all-reduced on every micro-batch, parameters all-reduced too) and, unlike the all-reduce counts measured in the
 student's process, it earns the point where the counts could be forged.
@@ -17,10 +17,10 @@ or answers made before it), which an instructor reviews. The plans make ``g`` at
 (``problems.WIDE_HIDDEN``), so that the gradients, not the packets' headers, make most of the traffic.
 """
 
-from ...errors import CheckFailure, UnderReview
-from ...trusted.handle import unwrapped
-from ...trusted.loopback import sent_by_worker_of
-from . import problems
+from autograder.checks.distributed import problems
+from autograder.errors import CheckFailure, UnderReview
+from autograder.sandbox.loopback import sent_by_worker_of
+from autograder.seam.handle import unwrapped
 
 # What the calibration measured (see above): bytes per optimizer step in units of g, and the start of a run
 MEASURED = {"correct_step": (1.9, 2.5), "params_too_step": 4.4, "backward_only_step": 6.1,

@@ -16,16 +16,16 @@ import math
 
 import torch
 
-from ...compare import expect_close, known_kind
-from ...contracts import exercised, exercised_as, tensor_labels
-from ...errors import CheckFailure, named_kind
-from ...expected_outputs import oracle
-from ...spec import graded
-from ...trusted.remote import Callback
-from . import problems, probes
-from ...source_rules import uses
-from .contract import blocks_labels, model_labels
-from .rules import calls_with, runs_without_grad
+from autograder.checks.memory import probes, problems
+from autograder.checks.memory.contract import blocks_labels, model_labels
+from autograder.checks.memory.rules import calls_with, runs_without_grad
+from autograder.contracts import exercised, exercised_as, tensor_labels
+from autograder.errors import CheckFailure, named_kind
+from autograder.measuring.compare import expect_close, known_kind
+from autograder.measuring.expected_outputs import oracle
+from autograder.seam.remote import Callback
+from autograder.source_evidence.source_rules import uses
+from autograder.spec import graded
 
 SAVED_HINT = ("`pack` runs once for every tensor autograd saves for backward: add `t.numel() * t.element_size()` "
               "there (parameters and views count too, each time they are saved; `element_size()` is 4 for float32, "

@@ -2,7 +2,7 @@
 notebook's bullet lists and docs/memory.md's table; ``tests/checks/test_contracts.py`` proves that each clause's
 items send its inputs."""
 
-from ...contracts import Clause, Contract
+from autograder.contracts import Clause, Contract
 
 CONTRACTS = (
     Contract("saved_bytes", (

@@ -9,10 +9,10 @@ student's process's word, which explains and may cost points but never earns one
 
 import torch
 
-from ...errors import CheckFailure
-from ...probe_registry import probe
-from ...student import call_student
-from . import problems
+from autograder.checks.memory import problems
+from autograder.errors import CheckFailure
+from autograder.seam.probes import probe
+from autograder.seam.student import call_student
 
 
 class ActivationMemory:

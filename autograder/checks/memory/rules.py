@@ -1,6 +1,6 @@
 """Source rules of the ``memory`` topic: what an answer must call, read from the submitted source.
 
-``autograder.source_rules`` has rules for what an answer must *not* contain; checkpointing and ``no_grad`` are
+``autograder.source_evidence.source_rules`` has rules for what an answer must *not* contain; checkpointing and ``no_grad`` are
 things an answer must *use*, which no data the grader gets back can show (the same gradients come out of a plain
 forward; a result that needs no gradient comes out of ``.detach()`` too). The grader reads them from the cells
 (or, in process, the objects' own files), so the student's process has no say in them.
@@ -9,8 +9,8 @@ forward; a result that needs no gradient comes out of ``.detach()`` too). The gr
 import ast
 from dataclasses import dataclass
 
-from ...source_rules import Finding, SourceRule
-from ...submitted_source import resolve_dotted
+from autograder.source_evidence.source_rules import Finding, SourceRule
+from autograder.source_evidence.submitted_source import resolve_dotted
 
 
 @dataclass(frozen=True)

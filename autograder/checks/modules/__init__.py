@@ -12,20 +12,20 @@ import io
 
 import torch
 
-from ...compare import expect_close, expect_meta, known_kind
-from ...contracts import exercised, exercised_as
-from ...errors import CheckFailure, named_kind
-from ...expected_outputs import oracle as grader_oracle
-from ...gradients import expect_grad_close, expect_gradcheck
-from ...oprecorder import expect_no_forbidden_ops
-from ...student import describe
-from ...source_rules import no_call
-from ...spec import graded
-from . import batchnorm_oracle as oracle
-from . import drawn_state
-from . import normalizer_state as state
-from . import probes
-from .contract import affine_input_labels, mlp_labels
+from autograder.checks.modules import batchnorm_oracle as oracle
+from autograder.checks.modules import drawn_state
+from autograder.checks.modules import normalizer_state as state
+from autograder.checks.modules import probes
+from autograder.checks.modules.contract import affine_input_labels, mlp_labels
+from autograder.contracts import exercised, exercised_as
+from autograder.errors import CheckFailure, named_kind
+from autograder.measuring.compare import expect_close, expect_meta, known_kind
+from autograder.measuring.expected_outputs import oracle as grader_oracle
+from autograder.measuring.gradients import expect_grad_close, expect_gradcheck
+from autograder.measuring.oprecorder import expect_no_forbidden_ops
+from autograder.seam.student import describe
+from autograder.source_evidence.source_rules import no_call
+from autograder.spec import graded
 
 PARAMETER_HINT = ("Register a and b as parameters: `self.a = torch.nn.Parameter(torch.randn(1))` in __init__, "
                   "after `super().__init__()`. A plain tensor attribute, or a Parameter kept in a Python list, is "

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ...threads import one_thread
+from autograder.measuring.threads import one_thread
 
 # Every spelling of a built-in batch norm: the Python entry points (torch.batch_norm, F.batch_norm,
 # torch.native_batch_norm, ...) and the ATen kernels they reach on CPU and CUDA (native_batch_norm,

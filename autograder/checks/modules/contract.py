@@ -2,7 +2,7 @@
 the notebook's bullet lists and docs/modules.md's table; ``tests/checks/test_contracts.py`` proves that each clause's
 items send its inputs."""
 
-from ...contracts import Clause, Contract, tensor_labels
+from autograder.contracts import Clause, Contract, tensor_labels
 
 CONTRACTS = (
     Contract("affine", (

@@ -19,11 +19,11 @@ of the same kind: after the load, a parameter either holds a drawn value or it d
 
 import torch
 
-from ...compare import expect_close, expect_meta
-from ...errors import CheckFailure
-from ...student import call_student, describe
-from . import batchnorm_oracle as oracle
-from . import probes
+from autograder.checks.modules import batchnorm_oracle as oracle
+from autograder.checks.modules import probes
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close, expect_meta
+from autograder.seam.student import call_student, describe
 
 
 def _load(check, module, values, call, hint):

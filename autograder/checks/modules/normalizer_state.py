@@ -6,12 +6,12 @@ import io
 
 import torch
 
-from ...compare import expect_close
-from ...errors import CheckFailure
-from ...student import call_student, describe
-from ...trusted.handle import handle
-from . import batchnorm_oracle as oracle
-from . import probes
+from autograder.checks.modules import batchnorm_oracle as oracle
+from autograder.checks.modules import probes
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close
+from autograder.seam.handle import handle
+from autograder.seam.student import call_student, describe
 
 BUFFER_HINT = ("In __init__, after super().__init__(): `self.register_buffer(\"running_mean\", "
                "torch.zeros(num_features))` and `self.register_buffer(\"running_var\", torch.ones(num_features))`. "

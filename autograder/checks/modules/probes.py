@@ -1,6 +1,6 @@
 """What the modules checks need from the student's own objects that no copy shows, run where those objects live.
 
-Under trusted grading the checks hold proxies (``autograder.trusted.remote.Remote``): an attribute read gives a
+Under trusted grading the checks hold proxies (``autograder.seam.remote.Remote``): an attribute read gives a
 copy of a tensor, so writing into it, reading its ``.grad`` or comparing identities says nothing about the
 student's module. The functions here are run with ``beside(fn, student_object, ...)``: in the student's worker
 when they hold proxies, here otherwise (so in-process grading does exactly what it did). Each returns plain data.
@@ -18,8 +18,8 @@ Two kinds:
 
 import torch
 
-from ...probe_registry import probe
-from ...trusted.handle import handle
+from autograder.seam.handle import handle
+from autograder.seam.probes import probe
 
 
 def type_name(obj):

@@ -8,16 +8,16 @@ with nothing in range.
 
 import torch
 
-from ...compare import context, expect_close, expect_meta
-from ...contracts import exercised, exercised_as, tensor_labels
-from ...errors import CheckFailure
-from ...expected_outputs import oracle
-from ...timing import expect_speedup
-from ...oprecorder import expect_constant_work
-from ...source_rules import no_loop
-from ...spec import graded
-from .contract import masked_mean_labels
-from .probes import slicing_loop_sum
+from autograder.checks.operators.contract import masked_mean_labels
+from autograder.checks.operators.probes import slicing_loop_sum
+from autograder.contracts import exercised, exercised_as, tensor_labels
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import context, expect_close, expect_meta
+from autograder.measuring.expected_outputs import oracle
+from autograder.measuring.oprecorder import expect_constant_work
+from autograder.measuring.timing import expect_speedup
+from autograder.source_evidence.source_rules import no_loop
+from autograder.spec import graded
 
 SUM_DTYPES = (torch.float32, torch.int64, torch.float64, torch.float16, torch.int32, torch.bfloat16, torch.bool)
 FLOAT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)

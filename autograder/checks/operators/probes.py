@@ -3,7 +3,7 @@ code runs."""
 
 import torch
 
-from ...probe_registry import probe
+from autograder.seam.probes import probe
 
 
 @probe

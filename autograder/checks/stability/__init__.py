@@ -10,19 +10,21 @@ import contextlib
 
 import torch
 
-from ...compare import context, expect_close, expect_finite, expect_meta, expect_tensor, known_kind
-from ...contracts import exercised, exercised_as, tensor_labels
-from ...errors import CheckFailure
-from ...gradients import expect_grad_close, expect_gradcheck
-from ...oprecorder import OpRecord, expect_no_forbidden_ops, record_ops
-from ...source_rules import autograd_function, no_call
-from ...spec import graded
-from . import probes, softplus_cases as sp
-from .contract import logits_labels
-from .softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME, FLOAT_DTYPES, ce_atol, devices,
-                            expected_ce_shape, random_case, random_labels, random_logits, ref_cross_entropy,
-                            ref_softmax)
-from .per_row import with_diagnosis
+from autograder.checks.stability import probes
+from autograder.checks.stability import softplus_cases as sp
+from autograder.checks.stability.contract import logits_labels
+from autograder.checks.stability.per_row import with_diagnosis
+from autograder.checks.stability.softmax_cases import (CE_EXTREME, CE_GRADIENT_CASES, CE_TOLERANCES, EXTREME,
+                                                       FLOAT_DTYPES, ce_atol, devices, expected_ce_shape, random_case,
+                                                       random_labels, random_logits, ref_cross_entropy, ref_softmax)
+from autograder.contracts import exercised, exercised_as, tensor_labels
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import context, expect_close, expect_finite, expect_meta, expect_tensor, known_kind
+from autograder.measuring.gradients import expect_grad_close, expect_gradcheck
+from autograder.measuring.oprecorder import expect_no_forbidden_ops
+from autograder.seam.ops import OpRecord, record_ops
+from autograder.source_evidence.source_rules import autograd_function, no_call
+from autograder.spec import graded
 
 FORBIDDEN = ("softmax", "log_softmax", "logsumexp", "cross_entropy", "nll_loss")
 FORBIDDEN_SPELLINGS = (*FORBIDDEN, "CrossEntropyLoss", "NLLLoss")   # in the source: nn.Softmax and nn.LogSoftmax too

@@ -2,7 +2,7 @@
 the notebook's bullet lists and docs/stability.md's table; ``tests/checks/test_contracts.py`` proves that each
 clause's items send its inputs."""
 
-from ...contracts import Clause, Contract, tensor_labels
+from autograder.contracts import Clause, Contract, tensor_labels
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 DEVICES = ("on_cpu", "on_cuda")

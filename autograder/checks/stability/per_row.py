@@ -11,7 +11,7 @@ softmax whose first row is right and whose second is wrong shifts by something t
 
 import torch
 
-from ...errors import CheckFailure
+from autograder.errors import CheckFailure
 
 PROBE_ROWS = [[1e4, 1e4 - 1.0, 0.0], [1.0, 2.0, 3.0]]
 PROBE_CALL = "stable_softmax(torch.tensor([[1e4, 1e4 - 1.0, 0.0], [1.0, 2.0, 3.0]]), dim=-1)"

@@ -6,7 +6,7 @@ them (docs/security.md).
 
 import torch
 
-from ...probe_registry import probe
+from autograder.seam.probes import probe
 
 
 def function_problem(Softplus):
@@ -26,7 +26,7 @@ def function_problem(Softplus):
 @probe
 def custom_backward_facts(Softplus, softplus, x):
     """What ``softplus(x)``'s autograd graph says about ``Softplus``, as plain data (run where the student's code
-    lives: see ``autograder.trusted.remote.beside``): ``{"problem": why Softplus is not a custom Function or None,
+    lives: see ``autograder.seam.remote.beside``): ``{"problem": why Softplus is not a custom Function or None,
     "made_by": the output's grad_fn type name or None, "is_node": whether that is Softplus's node, "depth": how
     far below it Softplus's node lies or None, "raised": "Type: message" when softplus raised}``."""
     problem = function_problem(Softplus)

@@ -9,10 +9,10 @@ import math
 
 import torch
 
-from ...compare import tolerance
-from ...errors import CheckFailure
-from ...gradients import tensor_source
-from .softmax_cases import FLOAT_DTYPES  # noqa: F401 - the same dtypes, one definition
+from autograder.checks.stability.softmax_cases import FLOAT_DTYPES  # noqa: F401 - the same dtypes, one definition
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import tolerance
+from autograder.measuring.gradients import tensor_source
 
 # Forward and backward must not call a built-in softplus in any spelling: F.softplus / nn.Softplus
 # (aten.softplus, softplus_backward), logaddexp (log(exp(x) + exp(0))), or -logsigmoid(-x) (aten.log_sigmoid_*).

@@ -13,20 +13,20 @@ import re
 
 import torch
 
-from ...compare import expect_close, expect_meta
-from ...contracts import exercised, exercised_as
-from ...errors import CheckFailure
-from ...gradients import expect_grad_close, expect_gradcheck
-from ...oprecorder import expect_constant_work
-from ...student import call_student, describe
-from ...source_rules import no_call, no_loop, uses
-from ...timing import expect_speedup
-from ...spec import graded
-from . import masked_mean, per_sample
-from .probes import compiling, worker_facts
-from .probes.worker_facts import loop_gather
-from .contract import gather_labels, mean_labels
-from .rules import no_value_branch
+from autograder.checks.vectorization import masked_mean, per_sample
+from autograder.checks.vectorization.contract import gather_labels, mean_labels
+from autograder.checks.vectorization.probes import compiling, worker_facts
+from autograder.checks.vectorization.probes.worker_facts import loop_gather
+from autograder.checks.vectorization.rules import no_value_branch
+from autograder.contracts import exercised, exercised_as
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close, expect_meta
+from autograder.measuring.gradients import expect_grad_close, expect_gradcheck
+from autograder.measuring.oprecorder import expect_constant_work
+from autograder.measuring.timing import expect_speedup
+from autograder.seam.student import call_student, describe
+from autograder.source_evidence.source_rules import no_call, no_loop, uses
+from autograder.spec import graded
 
 NO_GRAPH_BREAK = ("item", "tolist", "nonzero", "jit", "compile")   # read from the source: each breaks or
 # specializes the graph (.item(), .tolist(), nonzero's data-dependent shape), or compiles it themselves

@@ -2,7 +2,7 @@
 into the notebook's bullet lists and docs/vectorization.md's table; ``tests/checks/test_contracts.py`` proves that
 each clause's items send its inputs."""
 
-from ...contracts import Clause, Contract, tensor_labels
+from autograder.contracts import Clause, Contract, tensor_labels
 
 VALUE_DTYPES = ("float32", "int64", "float64", "float16", "int32", "bfloat16", "bool", "uint8")
 DEVICES = ("on_cpu", "on_cuda")

@@ -9,7 +9,7 @@ import re
 
 import torch
 
-from ...student import call_student
+from autograder.seam.student import call_student
 
 # (B, T, F, lengths) every seed sees first: a single step, empty rows, full rows, T = 0, B = 0. The mixed lengths
 # come second, before the single empty step: a wrong mask fails first where its known mistakes (``mistaken``) give

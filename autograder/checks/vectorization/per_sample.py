@@ -12,10 +12,10 @@ grader's own loop over the samples in float64 (``autograder/oracles/vectorizatio
 
 import torch
 
-from ...compare import expect_close, expect_meta, known_kind
-from ...errors import CheckFailure
-from ...expected_outputs import oracle
-from .probes.worker_facts import model_for
+from autograder.checks.vectorization.probes.worker_facts import model_for
+from autograder.errors import CheckFailure
+from autograder.measuring.compare import expect_close, expect_meta, known_kind
+from autograder.measuring.expected_outputs import oracle
 
 VMAP_NAMES = ("torch.func.vmap", "torch.vmap", "functorch.vmap")   # the spellings of vmap the source rule accepts
 # (sizes, dtype, B) every seed sees first: one Linear and one sample, two and three Linears, float32 and float64.

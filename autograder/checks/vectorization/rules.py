@@ -16,7 +16,7 @@ reaches, and every name assigned from an expression that uses one (other than th
 import ast
 from dataclasses import dataclass
 
-from ...source_rules import Finding, SourceRule
+from autograder.source_evidence.source_rules import Finding, SourceRule
 
 METADATA_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad", "is_leaf", "names",
                        "is_sparse", "is_quantized", "is_meta"}

@@ -2,7 +2,7 @@
 
 With trusted grading the student's functions are proxies for functions in their worker, and
 the model, optimizer and scaler they save and load into must be there too, with the file. So
-each check runs one of these functions beside them (``autograder.trusted.remote.beside``; in one
+each check runs one of these functions beside them (``autograder.seam.remote.beside``; in one
 process it simply runs here): it builds the run from the check's seed with the grader's own
 loop (``checkpoint.py``), calls the student's functions, and returns plain data: the step
 ``load_checkpoint`` returned, the state dicts after loading (as plain dicts), the losses of the
@@ -24,11 +24,10 @@ from pathlib import Path
 
 import torch
 
-from ....probe_registry import probe
-from ....errors import CheckFailure
-from ....student import call_student
-from .. import checkpoint
-from .. import problems
+from autograder.checks.amp import checkpoint, problems
+from autograder.errors import CheckFailure
+from autograder.seam.probes import probe
+from autograder.seam.student import call_student
 
 MAX_FILE_BYTES = 64 << 20      # a checkpoint of the checks' small models is a few kB
 

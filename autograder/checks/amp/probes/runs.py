@@ -4,7 +4,7 @@ With trusted grading ``train_amp`` is a proxy for a function in the student's wo
 model, the batches, the optimizer and the recorder it is handed must live there too. A check
 describes a run as plain data, a *plan* (seed, device, batch count, optimizer, an overflowing
 batch), and :func:`train` runs :func:`train_recorded` beside the student's function
-(``autograder.trusted.remote.beside``; in one process it simply runs here). That builds the
+(``autograder.seam.remote.beside``; in one process it simply runs here). That builds the
 problem from the plan (:func:`build`), calls ``train_amp`` under the recorder and returns plain
 data: for each call the recording, what ``train_amp`` returned and the given scaler's state, then
 the model's and optimizer's final state. The check builds its own copy of the same problem
@@ -17,12 +17,12 @@ scales). The verdicts are computed by the grader from that data.
 
 import torch
 
-from ....probe_registry import probe
-from ....errors import CheckFailure
-from ....student import call_student
-from ....trusted.handle import handle
-from .. import problems
-from ..recording import MalformedRecording, from_plain, recording, to_plain
+from autograder.checks.amp import problems
+from autograder.checks.amp.recording import MalformedRecording, from_plain, recording, to_plain
+from autograder.errors import CheckFailure
+from autograder.seam.handle import handle
+from autograder.seam.probes import probe
+from autograder.seam.student import call_student
 
 MALFORMED = "the record of the training run that came back from your notebook's process is malformed"
 

@@ -10,14 +10,13 @@ import warnings
 
 import torch
 
-from ....errors import CheckFailure
-from ....probe_registry import probe
-from ....student import call_student
-from ....timing import sync_debug_mode
-from .. import problems
-from ..problems import mse
-from ..timed_judge import TIMED_BATCHES
-
+from autograder.checks.amp import problems
+from autograder.checks.amp.problems import mse
+from autograder.checks.amp.timed_judge import TIMED_BATCHES
+from autograder.errors import CheckFailure
+from autograder.measuring.timing import sync_debug_mode
+from autograder.seam.probes import probe
+from autograder.seam.student import call_student
 
 TUTORIAL_WIDTH = 4096
 

@@ -15,7 +15,7 @@ dynamo hands over is one compilation) and the reasons for recompiling come from
 Checked on torch 2.13.0 (CPU).
 
 In trusted grading the student's function lives in a worker process, and so must its compilation:
-:func:`open_compiled` and :func:`explain_breaks` run there through ``autograder.trusted.remote.beside``
+:func:`open_compiled` and :func:`explain_breaks` run there through ``autograder.seam.remote.beside``
 (here, in-process) and answer with plain data (results, counts, dynamo's messages). Those facts are
 reported by the student's process, so a hostile student can forge them; the results' values are
 judged here against the oracle all the same.
@@ -27,9 +27,9 @@ import re
 
 import torch
 
-from ....probe_registry import probe
-from ....errors import WorkerLost
-from ....trusted.handle import handle
+from autograder.errors import WorkerLost
+from autograder.seam.handle import handle
+from autograder.seam.probes import probe
 
 COMPILE_OPTIONS = "fullgraph=True, dynamic=True"
 
@@ -53,7 +53,7 @@ def fresh_dynamo(*, recompile_limit=8):
     ``fullgraph=True`` one more is a hard error (``FailOnRecompileLimitHit``), which keeps the cost
     of a function that recompiles for every size bounded.
     """
-    import torch._dynamo   # noqa: F401 - imported here: the other checks do not need it
+    import torch._dynamo  # noqa: F401 - imported here: the other checks do not need it
 
     logger = logging.getLogger("torch._dynamo")
     level = logger.level

@@ -1,6 +1,6 @@
 """Facts about the student's objects that only the process they live in can see, for trusted grading.
 
-Each ``*_facts`` function runs where the student's objects live (``autograder.trusted.remote.beside``: in the
+Each ``*_facts`` function runs where the student's objects live (``autograder.seam.remote.beside``: in the
 student's worker when they are remote, here otherwise) and returns plain data. A hostile student can rewrite
 that process and forge these facts: the number of host synchronisations on CUDA. (An input changed in place
 shows in the grader: the worker reports it and the grader's own tensor is changed the same way, so
@@ -11,11 +11,11 @@ The model that ``per_sample_grads`` receives is built there too (:func:`model_fo
 
 import torch
 
-from ....probe_registry import probe
-from ....errors import CheckFailure
-from ....timing import count_host_syncs, expect_constant_syncs
-from ....trusted.handle import handle
-from ....trusted.remote import RemoteError
+from autograder.errors import CheckFailure
+from autograder.measuring.timing import count_host_syncs, expect_constant_syncs
+from autograder.seam.handle import handle
+from autograder.seam.probes import probe
+from autograder.seam.remote import RemoteError
 
 
 def mlp(sizes):

@@ -1,0 +1,2 @@
+"""What checks measure with: comparison of values, gradients, the ops a function runs, speed, and the oracles'
+recorded outputs."""
