@@ -109,7 +109,7 @@ def grade_batch(course, pairs, *, seed, sandbox, progress=print, workers=0, sche
     if own:
         need = sum(p.status == "graded" and (force or (p.recorded is None and p.result is None)) for p in plans)
         executor = executor_for(workers, scheduler, need + (only_pending and bool(plans)))
-    if only_pending and plans and hasattr(executor, "wait_for_gpu"):
+    if only_pending and plans:
         executor.wait_for_gpu()
     for plan in plans:
         plan.action = _decide(plan, force, executor.gpu)
