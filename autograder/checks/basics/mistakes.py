@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "5074d01075730f1d"
+DIGEST = "92484d3ac9dc4ada"
 
 MISTAKES = ({'id': 'grad_of leaving requires_grad set on x',
   'says': "grad_of leaves `requires_grad` switched on for the caller's tensor.",

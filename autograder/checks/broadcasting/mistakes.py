@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "92eaa9d01fc9d140"
+DIGEST = "99117dfd236d3edc"
 
 MISTAKES = ({'id': 'Merge via repeat and cat',
   'says': 'Merge copies (tiles) the inputs to the batch shape before its layers instead of letting them broadcast.',

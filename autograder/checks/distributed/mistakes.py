@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "f3222aa96ffa1db4"
+DIGEST = "e86198bbed996d5b"
 
 MISTAKES = ({'id': 'train_ddp never calls set_epoch (every epoch the same order)',
   'says': "train_ddp never calls the sampler's `set_epoch`, so every epoch shuffles the samples in the same order.",

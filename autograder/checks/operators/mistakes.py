@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "3045d0eede44e6f5"
+DIGEST = "2bc58c889b370ab4"
 
 MISTAKES = ({'id': 'row_sum as a slicing loop',
   'says': 'row_sum adds the rows one at a time in a Python loop.',
@@ -74,15 +74,15 @@ MISTAKES = ({'id': 'row_sum as a slicing loop',
  {'id': 'masked_mean clipping infinite bounds',
   'says': 'masked_mean clips an infinite bound to the largest finite value, so x = inf falls outside `high = inf` '
           '(and -inf outside `low = -inf`).',
-  'signature': {'masked_mean_special_values': 'known: the mean without the values that sit exactly on a bound (the '
-                                              'bounds are included)'},
-  'visible': {'masked_mean_special_values': 'known: the mean without the values that sit exactly on a bound (the '
-                                            'bounds are included)'}},
+  'signature': {'masked_mean_special_values': 'wrong value'},
+  'visible': {'masked_mean_special_values': 'wrong value'}},
  {'id': 'masked_mean multiplying by the mask',
   'says': 'masked_mean multiplies by the mask, so a NaN or an infinity outside the range still reaches the sum (0 '
           '* inf is NaN).',
-  'signature': {'masked_mean_special_values': 'not finite: NaN'},
-  'visible': {'masked_mean_special_values': 'not finite: NaN'}},
+  'signature': {'masked_mean_special_values': 'known: NaN where x times the #/# mask keeps a NaN or an infinity '
+                                              'from outside the range (# * inf is NaN)'},
+  'visible': {'masked_mean_special_values': 'known: NaN where x times the #/# mask keeps a NaN or an infinity from '
+                                            'outside the range (# * inf is NaN)'}},
  {'id': 'masked_mean counting NaN',
   'says': 'masked_mean counts NaN as inside the range ("not below and not above" is true for NaN).',
   'signature': {'masked_mean_special_values': 'known: NaN where a NaN of x was counted as in range: NaN is neither '
