@@ -4,7 +4,7 @@
 import os
 
 from autograder.course.gradebook_state import GradebookStateError, require_gradebook
-from autograder.nbgrader_plugins.execute import FeedbackStep
+from autograder.nbgrader_plugins.feedback_steps import FeedbackStep
 
 
 class TrustedGradebook(FeedbackStep):
