@@ -65,7 +65,7 @@ def test_probes_are_found_by_convention_in_each_topics_probes_module():
     """Every module that declares a probe is a topic's ``probes`` module (or one of its ``probes/`` package) or a
     shared probe module, and the registry finds each by that name alone: no hand-kept list to forget."""
     from pathlib import Path
-    package = Path(probe_registry.__file__).parent
+    package = Path(probe_registry.__file__).parents[1]
     declaring = sorted(".".join(p.relative_to(package.parent).with_suffix("").parts)
                        for p in package.rglob("*.py") if "\n@probe\n" in p.read_text(encoding="utf-8"))
     found = probe_registry.probe_modules()
