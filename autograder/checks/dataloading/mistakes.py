@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "5557f04f3e276f9d"
+DIGEST = "855adad8a492bfdb"
 
 MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'TarImageDataset gives every DataLoader worker every shard, so samples come more than once.',

@@ -130,10 +130,36 @@ def _stop(iterator, *, failed):
     DataLoader's request to stop, which then waits 5 s for it."""
     if iterator is None:
         return
-    if failed:
-        _ours(lambda: [worker.terminate() for worker in getattr(iterator, "_workers", []) if worker.is_alive()])
-    if hasattr(iterator, "_shutdown_workers"):
+    if failed and getattr(iterator, "_workers", None):
+        _abandon(iterator)
+    elif hasattr(iterator, "_shutdown_workers"):
         _ours(iterator._shutdown_workers, expected=failed)
+
+
+def _abandon(iterator):
+    """End a failed pass's workers without torch's graceful shutdown: it sets an event whose lock a terminated
+    worker may hold, and then waits for it forever. The iterator is marked shut down, so its ``__del__`` does
+    nothing either."""
+    from torch.utils.data import _utils
+
+    iterator._shutdown = True
+    if getattr(iterator, "_worker_pids_set", False):     # no "killed by signal" for the workers ended here
+        _utils.signal_handling._remove_worker_pids(id(iterator))
+        iterator._worker_pids_set = False
+    if hasattr(iterator, "_pin_memory_thread_done_event"):
+        iterator._pin_memory_thread_done_event.set()
+    for worker in iterator._workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in iterator._workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(timeout=5)
+    for queue in [*getattr(iterator, "_index_queues", []), getattr(iterator, "_worker_result_queue", None)]:
+        if queue is not None:
+            queue.cancel_join_thread()
+            queue.close()
 
 
 def _ours(step, expected=True):
