@@ -229,7 +229,7 @@ def test_the_reference_training_leaves_no_process():
 
 @pytest.mark.quick
 def test_the_gradescope_bundle_refuses_the_assignment_saying_why():
-    from autograder.commands import gradescope as bundle
+    from autograder.gradescope import bundle
 
     with pytest.raises(bundle.BundleError) as refused:
         bundle.config(TOPIC, "waive", "immediate", {})

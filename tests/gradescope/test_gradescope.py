@@ -24,7 +24,7 @@ import pytest
 
 from autograder.checks import TOPICS as ALL_TOPICS
 from autograder.checks import items_of
-from autograder.commands import gradescope as bundle
+from autograder.gradescope import bundle
 from autograder.commands.demo import buggy_cells
 from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here, job_cells, source_map

@@ -71,7 +71,7 @@ def test_a_grader_error_is_said_as_the_graders():
 
 @pytest.mark.quick
 def test_feedback_per_item_as_the_instructor_chose():
-    from autograder.commands.gradescope import BundleError, config
+    from autograder.gradescope.bundle import BundleError, config
     from autograder.gradescope.results import results_json
 
     chosen = config("amp", "fail", "immediate", {}, {"speed": "after_due_date"})
@@ -91,7 +91,7 @@ def test_feedback_per_item_as_the_instructor_chose():
 def test_a_remembered_resolution_is_keyed_by_what_pip_resolves():
     """``collect_wheels`` skips pip's resolution when one for the same set and Python is in the cache: the key
     changes with the Python and torch's index, not with the package's own code (which changes at every commit)."""
-    from autograder.commands.gradescope import set_key
+    from autograder.gradescope.bundle import set_key
     assert set_key("3.10") == set_key("3.10") != set_key("3.12")
     assert set_key("3.10") != set_key("3.10", "https://download.pytorch.org/whl/cpu")
 
