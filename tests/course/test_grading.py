@@ -5,6 +5,7 @@ Jupyter kernels and nbgrader's SQLite gradebook.
 """
 
 import csv
+import importlib
 import json
 import re
 
@@ -51,8 +52,9 @@ def test_demo_reference_full_stub_zero_buggy_loses(demo_course, topic):
     assert score == possible - sum(item.points for item in items_of(topic) if item.needs)
     assert _scores(report[f"untouched/{topic}"]) == (0, possible)
     assert report[f"untouched/{topic}"]["pending"] == []   # a stub is not pending: it fails on the CPU already
-    buggy, _ = _scores(report[f"buggy/{topic}"])
-    assert buggy < possible - len(gpu)
+    buggy = report[f"buggy/{topic}"]
+    lost = sorted(item for item, (score, most) in buggy["grades"].items() if score < most and item not in gpu)
+    assert lost == sorted(importlib.import_module(f"autograder.commands.demo_submissions.{topic}").LOSES)
     for student in ("reference", "untouched", "buggy"):
         assert report[f"{student}/{topic}"]["problems"] == []
         assert report[f"{student}/{topic}"]["seed"] == SEED

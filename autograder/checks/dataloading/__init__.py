@@ -181,6 +181,15 @@ def _expect_loader_order(check, ImageDirectoryDataset, root, samples):
 
 # ------------------------------------------------------------------ write_shards
 
+def uneven_shards(count, rng):
+    """A number of shards from 4 to 7 that ``count`` images split into unevenly enough to show both common wrong
+    splits: ``count % k`` is neither 0 nor 1 nor ``k - 1``, so chunks of ``ceil(count / k)`` leave the last shard
+    short by two or more (or empty), and chunks of ``count // k`` give the last one two or more extra. Every count
+    the check draws (9 to 14) has one; ``rng`` picks among them."""
+    fitting = [k for k in range(4, 8) if 2 <= count % k <= k - 2]
+    return fitting[int(rng.integers(len(fitting)))]
+
+
 @graded(2, hidden=[{}])
 def check_write_shards(check, write_shards, *, seed=0):
     """``num_shards`` tar files ``shard-00000.tar``, ... in ``out_dir``, returned in order; each image in exactly
@@ -194,7 +203,7 @@ def check_write_shards(check, write_shards, *, seed=0):
         paths = probes.write_samples(write_shards, os.path.join(root, "images"), samples)
         given = [paths[i] for i in rng.permutation(count)]
         by_name = {s.name: s for s in samples}
-        for num_shards in (3, 1, count, 4 + seed % 3):
+        for num_shards in (3, 1, count, uneven_shards(count, rng)):
             out_dir = os.path.join(root, f"out-{num_shards}")
             probes.write_samples(write_shards, out_dir, [])
             where = f"write_shards(<{count} image paths>, out_dir, num_shards={num_shards})"

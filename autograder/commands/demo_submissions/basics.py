@@ -5,6 +5,9 @@
 solution cells hold the reference answer.
 """
 
+# the items these mistakes lose on the CPU, whatever the hidden seed (tests/course/test_grading.py)
+LOSES = ('grad_of_values', 'to_numpy_requires_grad', 'to_numpy_views')
+
 CELLS = {
     "to_numpy": '''import numpy as np
 import torch

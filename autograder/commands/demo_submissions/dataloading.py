@@ -8,6 +8,10 @@ ceil(n / num_shards) images, so the last shard comes out short; ``collate_images
 never moves the channels first, so its batches are [B, Hmax, Wmax, 3] (it still copies: the copies item passes).
 """
 
+# the items these mistakes lose on the CPU, whatever the hidden seed (tests/course/test_grading.py)
+LOSES = ('collate_images_loader', 'collate_images_values', 'tar_dataset_errors', 'tar_dataset_ranks',
+         'tar_dataset_resources', 'tar_dataset_workers', 'write_shards')
+
 CELLS = {
     "write_shards": '''import os
 import tarfile

@@ -5,6 +5,9 @@ that drops entries by multiplying with the mask (NaN and inf turn into NaN).
 solution cells hold the reference answer.
 """
 
+# the items these mistakes lose on the CPU, whatever the hidden seed (tests/course/test_grading.py)
+LOSES = ('masked_mean_special_values', 'row_sum', 'row_sum_speed', 'row_sum_vectorized')
+
 CELLS = {
     "masked_mean": '''import torch
 

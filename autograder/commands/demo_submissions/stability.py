@@ -5,6 +5,10 @@ cross-entropy, and softplus written as it reads, log1p(exp(x)), which overflows 
 solution cells hold the reference answer.
 """
 
+# the items these mistakes lose on the CPU, whatever the hidden seed (tests/course/test_grading.py)
+LOSES = ('cross_entropy_extremes', 'cross_entropy_forward', 'softmax_extremes', 'softmax_forward',
+         'softmax_gradient', 'softplus_extremes')
+
 CELLS = {
     "stable_softmax": '''import torch
 
