@@ -125,6 +125,13 @@ def _plain_one(value):
     return str(value) if isinstance(value, Seam) else unwrapped(value)
 
 
+def stream_seed(source, stream=0):
+    """An integer seed (48 bits of a sha256) for ``stream`` (a name or a number) of ``source`` (what a check's draws
+    come from: the item and its seed in :meth:`Seam.seed_for`, or a seed a plan carries): named streams of one
+    source are independent, and the same wherever they are derived."""
+    return int.from_bytes(hashlib.sha256(f"{source}:{stream}".encode()).digest()[:6], "big")
+
+
 class Seam(str):
     """What ``@graded`` hands a check as its first argument: the check's name, with the item, the seed, the
     check's generator and handles on the student's objects (see the module's docstring)."""
@@ -137,8 +144,7 @@ class Seam(str):
     def seed_for(self, stream=0):
         """An integer seed for ``stream`` of this check (a name or a number), from the item and ``seed``: for what
         seeds itself elsewhere (the student's own initialisation in their process)."""
-        key = f"{self.item.topic}.{self.item.id}:{self.seed}:{stream}"
-        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:6], "big")
+        return stream_seed(f"{self.item.topic}.{self.item.id}:{self.seed}", stream)
 
     def generator(self, stream=0):
         """A CPU ``torch.Generator`` seeded by :meth:`seed_for`: the check's inputs, drawn afresh for each seed."""

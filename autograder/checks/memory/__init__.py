@@ -24,6 +24,7 @@ from autograder.errors import CheckFailure, named_kind
 from autograder.measuring.compare import expect_close, known_kind
 from autograder.measuring.expected_outputs import oracle
 from autograder.seam.remote import Callback
+from autograder.seam.student_calls import stream_seed
 from autograder.source_evidence.source_rules import uses
 from autograder.spec import graded
 
@@ -315,7 +316,7 @@ def _expect_recomputed(check, checkpointed_forward, plan):
     recomputing leaves the gradients of the first."""
     __tracebackhide__ = True
     case = f"checkpointed_forward(blocks, x) with {problems.describe_blocks(plan)}, a shift after each first Linear"
-    gen = torch.Generator().manual_seed(plan["seed"] + 1)
+    gen = torch.Generator().manual_seed(stream_seed(plan["seed"], "shifts"))     # the shifts' own stream
     handed = [[] for _ in range(plan["blocks"])]
 
     def shift(index):
