@@ -109,7 +109,7 @@ def make_mlp(sizes, activation=torch.nn.ReLU):
 
 REFUSAL_LIAR = '''
 import autograder.checks.amp.probes.checkpoint_runs as _runs
-_runs.refusal_run = lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False}
+_runs.refusal_run = lambda load_checkpoint, check, seed, content: {"failure": None, "probe_ran": False}
 '''
 
 KEPT_IN_MEMORY = '''
@@ -209,7 +209,8 @@ _LIES.update(open_compiled=lambda honest: lambda fn, *args: honest(_honest_mean,
 '''
 
 REFUSAL_NAMED = NAMED + '''
-_LIES.update(refusal_run=lambda honest: lambda load_checkpoint, check, content: {"failure": None, "probe_ran": False})
+_LIES.update(refusal_run=lambda honest: lambda load_checkpoint, check, seed, content: {"failure": None,
+                                                                                      "probe_ran": False})
 '''
 
 # basics: the state of x after grad_of reported as it was before the call (the flag grad_of left set is hidden)

@@ -190,19 +190,12 @@ def test_scale_schedule_follows_gradscaler():
 
 # ------------------------------------------------------------------ checkpoint and resume
 
-def _resume_problem(seed):
-    gen = torch.Generator().manual_seed(1000 + seed)
-    start = amp_checkpoint.make_model(gen)
-    data = amp_checkpoint.batches(gen, amp_checkpoint.RESUME_BATCHES)
-    low, high = amp_checkpoint.RESUME_CUTS
-    return start, data, low + seed % (high - low)
-
-
 @pytest.mark.parametrize("seed", range(0, 40, 4))
 def test_checkpoint_problem_makes_every_part_matter(seed):
     """At the cut Adam has state, the model's buffers have moved, the scaler is not where a new one starts; after
-    the cut the scale changes again, and resuming with a new scaler changes the losses."""
-    start, data, cut = _resume_problem(seed)
+    the cut the scale changes again, and resuming with a new scaler changes the losses (the problem the resume
+    check draws from its stream's seed, here given directly)."""
+    start, data, cut = amp_checkpoint.resume_problem(seed)
     model = copy.deepcopy(start)
     optimizer, scaler = amp_checkpoint.make_optimizer(model), amp_checkpoint.make_scaler()
     losses = amp_checkpoint.train_steps(model, optimizer, scaler, data[:cut])

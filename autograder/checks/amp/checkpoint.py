@@ -38,10 +38,11 @@ from autograder.seam.student import describe
 SIZES = (16, 32, 8)                  # in, hidden (with BatchNorm), out
 LEARNING_RATE = 1e-2
 SCALER_OPTIONS = {"init_scale": 2.0 ** 24, "growth_interval": 2}
-# Resume check: 14 batches, interrupted after 6 to 10 of them. Measured over seeds 0-39 (torch 2.13.0, CPU,
-# 2026-11-22): 4 to 6 steps are skipped before the cut, Adam has taken 1 to 5 steps, the scale at the cut is
-# 2**19 to 2**21 and it changes 2 to 5 times after the cut; resuming with a fresh scaler changes the losses in
-# 40 of 40 seeds (tests/checks/test_amp.py::test_checkpoint_problem_makes_every_part_matter).
+# Resume check: 14 batches, interrupted after 6 to 10 of them. Measured over seeds 0-39 given to resume_problem
+# (torch 2.13.0, CPU, 2026-11-22): 4 to 6 steps are skipped before the cut, Adam has taken 1 to 5 steps, the scale
+# at the cut is 2**19 to 2**21 and it changes 2 to 5 times after the cut; resuming with a fresh scaler changes the
+# losses in 40 of 40 seeds (tests/checks/test_amp.py::test_checkpoint_problem_makes_every_part_matter). Over 300
+# seeds drawn as the check draws them (48-bit stream seeds), one cut came before Adam's first step (6 steps skipped).
 RESUME_BATCHES = 14
 RESUME_CUTS = (6, 11)            # the cut is drawn from range(*RESUME_CUTS) by the seed
 ROUNDTRIP_STEPS = (8, 3)         # steps before the save (Adam has stepped by then), and after it
@@ -110,9 +111,9 @@ def run_from(model):
 
 
 def resume_problem(seed):
-    """The resume check's problem, drawn from ``seed`` alike by the grader and where the student's code runs:
-    ``(the model's start, the batches, the cut)``."""
-    gen = torch.Generator().manual_seed(1000 + seed)
+    """The resume check's problem, drawn from ``seed`` (its stream's seed) alike by the grader and where the
+    student's code runs: ``(the model's start, the batches, the cut)``."""
+    gen = torch.Generator().manual_seed(seed)
     start = make_model(gen)
     return start, batches(gen, RESUME_BATCHES), resume_cut(seed)
 
@@ -142,9 +143,10 @@ def train_steps(model, optimizer, scaler, data, device="cpu"):
 
 
 def roundtrip_start(seed, device):
-    """The round-trip check's run up to the save, the same in the grader and in the worker: ``(model, optimizer,
-    scaler, data, step)``, trained ``ROUNDTRIP_STEPS[0]`` steps; ``data`` holds the batches after the save too."""
-    gen = torch.Generator().manual_seed(900 + seed)
+    """The round-trip check's run up to the save, drawn from ``seed`` (its stream's seed), the same in the grader
+    and in the worker: ``(model, optimizer, scaler, data, step)``, trained ``ROUNDTRIP_STEPS[0]`` steps; ``data``
+    holds the batches after the save too."""
+    gen = torch.Generator().manual_seed(seed)
     model, optimizer, scaler = make_run(gen, device)
     before, after = ROUNDTRIP_STEPS
     data = batches(gen, before + after, device)

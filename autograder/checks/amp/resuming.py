@@ -50,7 +50,8 @@ def check_checkpoint_roundtrip(check, save_checkpoint, load_checkpoint, *, seed=
     optimizer's state, the scaler's state and returns the step: into new objects, and into the same objects
     after they trained on (on the CPU, and on CUDA where there is a GPU)."""
     __tracebackhide__ = True
-    seed = check.seed_for()     # the problem's seed, sent to where the student's functions run
+    # the run's seed and the new objects' (the load into them), sent to where the student's functions run
+    seed, new_seed = check.seed_for("roundtrip"), check.seed_for("new objects")
     for device in _devices():
         model, optimizer, scaler, _, step = checkpoint.roundtrip_start(seed, device)
         before, after = checkpoint.ROUNDTRIP_STEPS
@@ -64,7 +65,8 @@ def check_checkpoint_roundtrip(check, save_checkpoint, load_checkpoint, *, seed=
         checkpoint.expect_file(check, report, case)
         content = _carried(check, report, case)
         loader = load_checkpoint.in_fresh_process()    # only the file goes over: a process that never saved
-        loads = loader.beside(checkpoint_runs.roundtrip_load_run, check, seed, device, as_path, content).get("loads")
+        loads = loader.beside(checkpoint_runs.roundtrip_load_run, check, seed, new_seed, device, as_path,
+                              content).get("loads")
         loads = loads if type(loads) is list else []
         for k, into in enumerate(("new objects", f"the same objects, {after} steps later")):
             if k >= len(loads):
@@ -82,7 +84,8 @@ def check_checkpoint_resume_exact(check, save_checkpoint, load_checkpoint, *, se
     uninterrupted run's losses bit for bit (float16 autocast and a GradScaler on the CPU, the scale backing
     off and growing across the interruption), and ends with the same model, optimizer and scaler state."""
     __tracebackhide__ = True
-    seed = check.seed_for()     # the problem's seed, sent to where the student's functions run
+    # the problem's seed and the new objects' (the resumed run), sent to where the student's functions run
+    seed, new_seed = check.seed_for("resume"), check.seed_for("new objects")
     start, data, cut = checkpoint.resume_problem(seed)
     whole = checkpoint.run_from(start)
     expected = checkpoint.train_steps(*whole, data)
@@ -97,7 +100,7 @@ def check_checkpoint_resume_exact(check, save_checkpoint, load_checkpoint, *, se
     checkpoint.expect_file(check, report, case)
     content = _carried(check, report, case)
     loader = load_checkpoint.in_fresh_process()    # only the file goes over: a process that never saved
-    report = loader.beside(checkpoint_runs.resume_load_run, check, seed, content)
+    report = loader.beside(checkpoint_runs.resume_load_run, check, seed, new_seed, content)
     checkpoint.expect_no_failure(check, report.get("load_failure"))
     checkpoint.expect_step(check, report.get("step"), cut, case)
     lost = checkpoint.state_differences(at_save, report.get("loaded"))
@@ -129,7 +132,8 @@ def check_checkpoint_weights_only(check, save_checkpoint, load_checkpoint, *, se
     lists, numbers, strings, tensors: state dicts, no pickled object); and ``load_checkpoint`` refuses a file
     that holds a pickled object instead of running it (it loads with ``weights_only=True``)."""
     __tracebackhide__ = True
-    seed = check.seed_for()     # the problem's seed, sent to where the student's functions run
+    # the saved run's seed and the new objects' (the load that must refuse), sent to where the student's functions run
+    seed, new_seed = check.seed_for("saved file"), check.seed_for("new objects")
     case = f"{checkpoint.describe_problem()}; save_checkpoint(path, model, optimizer, scaler, step=3)"
     report = save_checkpoint.beside(checkpoint_runs.saved_file_run, check, seed)
     checkpoint.expect_file(check, report, case)
@@ -140,5 +144,5 @@ def check_checkpoint_weights_only(check, save_checkpoint, load_checkpoint, *, se
         exercised("saved_file")
         checkpoint.expect_weights_only_file(check, str(path), case)
     exercised("pickled_object")
-    refusal = load_checkpoint.beside(checkpoint_runs.refusal_run, check, content)
+    refusal = load_checkpoint.beside(checkpoint_runs.refusal_run, check, new_seed, content)
     checkpoint.expect_refused(check, refusal, case)

@@ -56,14 +56,20 @@ def state(model, optimizer, scaler):
     return plain(checkpoint.snapshot(model, optimizer, scaler))
 
 
-def _written(path):
-    return {"path": str(path), "written": os.path.isfile(path) and os.path.getsize(path) > 0}
-
-
-def _content(path):
-    """The file's bytes (what the grader carries to the process that loads it), or its size when it is too big."""
-    size = os.path.getsize(path)
-    return Path(path).read_bytes() if size <= MAX_FILE_BYTES else size
+def _save(check, save_checkpoint, model, optimizer, scaler, step, as_path=False):
+    """``save_checkpoint(path, model, optimizer, scaler, step)`` to a path in a directory of its own, and what came
+    of it: ``{"failure": the save's, "file": {"path", "written"}, "content": the file's bytes}`` (what the grader
+    carries to the process that loads it; only when the save did not fail and wrote a file, and the file's size
+    instead of its bytes when it is too big)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = checkpoint.temporary_path(directory, as_path)
+        _, failure = _student(check, save_checkpoint, path, model, optimizer, scaler, step, what="save_checkpoint")
+        written = os.path.isfile(path) and os.path.getsize(path) > 0
+        report = {"failure": failure, "file": {"path": str(path), "written": written}}
+        if written and not failure:
+            size = os.path.getsize(path)
+            report["content"] = Path(path).read_bytes() if size <= MAX_FILE_BYTES else size
+    return report
 
 
 def _loaded_from(directory, content, as_path=False):
@@ -80,27 +86,20 @@ def roundtrip_save_run(save_checkpoint, check, seed, device, as_path):
     """``check_checkpoint_roundtrip``'s save: train, save. Returns ``{"saved": the state saved, "failure": the
     save's, "file", "content": the file's bytes}``; a failure is ``[detail, hint]``."""
     model, optimizer, scaler, _, step = checkpoint.roundtrip_start(seed, device)
-    report = {"saved": state(model, optimizer, scaler)}
-    with tempfile.TemporaryDirectory() as directory:
-        path = checkpoint.temporary_path(directory, as_path)
-        _, report["failure"] = _student(check, save_checkpoint, path, model, optimizer, scaler, step,
-                                        what="save_checkpoint")
-        report["file"] = _written(path)
-        if report["file"]["written"] and not report["failure"]:
-            report["content"] = _content(path)
-    return report
+    saved = state(model, optimizer, scaler)
+    return {"saved": saved, **_save(check, save_checkpoint, model, optimizer, scaler, step, as_path)}
 
 
 @probe
 @problems.single_threaded
-def roundtrip_load_run(load_checkpoint, check, seed, device, as_path, content):
+def roundtrip_load_run(load_checkpoint, check, seed, new_seed, device, as_path, content):
     """``check_checkpoint_roundtrip``'s loads, in a process that never ran the save (under trusted grading): the
-    file's ``content`` loaded into new objects, then into objects that trained on after the save (the same run,
-    rebuilt from the seed). Returns ``{"loads": [{"step", "state"} or {"failure"}]}``; the run stops at a
-    failure."""
+    file's ``content`` loaded into new objects (drawn from ``new_seed``), then into objects that trained on after
+    the save (the same run, rebuilt from ``seed``). Returns ``{"loads": [{"step", "state"} or {"failure"}]}``; the
+    run stops at a failure."""
     model, optimizer, scaler, data, _ = checkpoint.roundtrip_start(seed, device)
     checkpoint.train_steps(model, optimizer, scaler, data[checkpoint.ROUNDTRIP_STEPS[0]:], device)
-    fresh = checkpoint.make_run(torch.Generator().manual_seed(901 + seed), device)
+    fresh = checkpoint.make_run(torch.Generator().manual_seed(new_seed), device)
     report = {"loads": []}
     with tempfile.TemporaryDirectory() as directory:
         path = _loaded_from(directory, content, as_path)
@@ -120,25 +119,18 @@ def resume_save_run(save_checkpoint, check, seed):
     start, data, cut = checkpoint.resume_problem(seed)
     interrupted = checkpoint.run_from(start)
     checkpoint.train_steps(*interrupted, data[:cut])
-    report = {}
-    with tempfile.TemporaryDirectory() as directory:
-        path = checkpoint.temporary_path(directory, False)
-        _, report["failure"] = _student(check, save_checkpoint, path, *interrupted, cut, what="save_checkpoint")
-        report["file"] = _written(path)
-        if report["file"]["written"] and not report["failure"]:
-            report["content"] = _content(path)
-    return report
+    return _save(check, save_checkpoint, *interrupted, cut)
 
 
 @probe
 @problems.single_threaded
-def resume_load_run(load_checkpoint, check, seed, content):
+def resume_load_run(load_checkpoint, check, seed, new_seed, content):
     """``check_checkpoint_resume_exact``'s second half, in a process that never ran the save (under trusted
-    grading): new objects, ``load_checkpoint`` from the file's ``content``, and the rest of the run. Returns
-    ``{"load_failure", "step", "loaded": the state right after loading, "losses": the resumed run's, "final"}``; the
-    resumed run goes on only when the step is the cut."""
+    grading): new objects (drawn from ``new_seed``), ``load_checkpoint`` from the file's ``content``, and the rest
+    of the run (the problem of ``seed``). Returns ``{"load_failure", "step", "loaded": the state right after
+    loading, "losses": the resumed run's, "final"}``; the resumed run goes on only when the step is the cut."""
     _, data, cut = checkpoint.resume_problem(seed)
-    resumed = checkpoint.make_run(torch.Generator().manual_seed(2000 + seed))
+    resumed = checkpoint.make_run(torch.Generator().manual_seed(new_seed))
     report = {}
     with tempfile.TemporaryDirectory() as directory:
         path = _loaded_from(directory, content)
@@ -156,31 +148,24 @@ def resume_load_run(load_checkpoint, check, seed, content):
 @problems.single_threaded
 def saved_file_run(save_checkpoint, check, seed):
     """``check_checkpoint_weights_only``'s save: ``{"file", "content": the file's bytes}`` (or a ``"failure"``)."""
-    gen = torch.Generator().manual_seed(1100 + seed)
+    gen = torch.Generator().manual_seed(seed)
     model, optimizer, scaler = checkpoint.make_run(gen)
     checkpoint.train_steps(model, optimizer, scaler, checkpoint.batches(gen, 3 + seed % 3))
-    report = {}
-    with tempfile.TemporaryDirectory() as directory:
-        path = checkpoint.temporary_path(directory, False)
-        _, report["failure"] = _student(check, save_checkpoint, path, model, optimizer, scaler, 3,
-                                        what="save_checkpoint")
-        report["file"] = _written(path)
-        if report["file"]["written"] and not report["failure"]:
-            report["content"] = _content(path)
-    return report
+    return _save(check, save_checkpoint, model, optimizer, scaler, 3)
 
 
 @probe
 @problems.single_threaded
-def refusal_run(load_checkpoint, check, content):
-    """``load_checkpoint`` on a copy of the checkpoint ``content`` (the file's bytes) with one pickled object added
-    (``checkpoint.with_probe``): ``{"probe_ran": whether unpickling it ran the probe}`` (or a ``"failure"``)."""
+def refusal_run(load_checkpoint, check, seed, content):
+    """``load_checkpoint`` into new objects (drawn from ``seed``) from a copy of the checkpoint ``content`` (the
+    file's bytes) with one pickled object added (``checkpoint.with_probe``): ``{"probe_ran": whether unpickling it
+    ran the probe}`` (or a ``"failure"``)."""
     with tempfile.TemporaryDirectory() as directory:
         original = Path(directory) / "checkpoint.pt"
         original.write_bytes(content)
         loaded = torch.load(original, weights_only=True)
         path = checkpoint.probed_copy(loaded, directory)
-        model, optimizer, scaler = checkpoint.make_run(torch.Generator().manual_seed(0))
+        model, optimizer, scaler = checkpoint.make_run(torch.Generator().manual_seed(seed))
         checkpoint.probe_runs.clear()
         _, failure = _student(check, lambda: checkpoint.attempt(load_checkpoint, path, model, optimizer, scaler),
                               what="load_checkpoint")
