@@ -217,6 +217,13 @@ def test_checkpoint_problem_makes_every_part_matter(seed):
     assert not all(torch.equal(a, b) for a, b in zip(resumed, expected)), "a new scaler gives the same losses"
 
 
+def test_a_resume_cut_before_adams_first_step_moves_to_the_first_after_it():
+    start, data, cut = amp_checkpoint.resume_problem(0)
+    assert cut == amp_checkpoint.RESUME_CUTS[0]
+    overflowing = [(inputs * 1e5, targets) for inputs, targets in data[:7]] + data[7:]   # the scaler skips 7 steps
+    assert amp_checkpoint.resume_cut(0, start, overflowing) == 8
+
+
 def test_checkpoint_roundtrip_saves_state_a_new_run_lacks():
     gen = torch.Generator().manual_seed(900)
     run = amp_checkpoint.make_run(gen)

@@ -41,10 +41,10 @@ SCALER_OPTIONS = {"init_scale": 2.0 ** 24, "growth_interval": 2}
 # Resume check: 14 batches, interrupted after 6 to 10 of them. Measured over seeds 0-39 given to resume_problem
 # (torch 2.13.0, CPU, 2026-11-22): 4 to 6 steps are skipped before the cut, Adam has taken 1 to 5 steps, the scale
 # at the cut is 2**19 to 2**21 and it changes 2 to 5 times after the cut; resuming with a fresh scaler changes the
-# losses in 40 of 40 seeds (tests/checks/test_amp.py::test_checkpoint_problem_makes_every_part_matter). Over 300
-# seeds drawn as the check draws them (48-bit stream seeds), one cut came before Adam's first step (6 steps skipped).
+# losses in 40 of 40 seeds (tests/checks/test_amp.py::test_checkpoint_problem_makes_every_part_matter). A drawn cut
+# before Adam's first step (none in 900 seeds drawn as the check draws them) moves to the first cut after it.
 RESUME_BATCHES = 14
-RESUME_CUTS = (6, 11)            # the cut is drawn from range(*RESUME_CUTS) by the seed
+RESUME_CUTS = (6, 11)            # the cut is drawn from range(*RESUME_CUTS) by the seed, after Adam's first step
 ROUNDTRIP_STEPS = (8, 3)         # steps before the save (Adam has stepped by then), and after it
 PLAIN = (dict, list, tuple, str, int, float, bool, type(None), torch.Tensor)
 
@@ -115,13 +115,22 @@ def resume_problem(seed):
     student's code runs: ``(the model's start, the batches, the cut)``."""
     gen = torch.Generator().manual_seed(seed)
     start = make_model(gen)
-    return start, batches(gen, RESUME_BATCHES), resume_cut(seed)
+    data = batches(gen, RESUME_BATCHES)
+    return start, data, resume_cut(seed, start, data)
 
 
-def resume_cut(seed):
-    """After how many steps the resume check interrupts the run."""
+def resume_cut(seed, start, data):
+    """After how many steps the resume check interrupts the run: drawn by ``seed`` from ``RESUME_CUTS``, or, if
+    Adam has not stepped by then (the scaler skips the first steps), the first cut after Adam's first step: a cut
+    before it could not show a checkpoint that leaves the optimizer's state out."""
     low, high = RESUME_CUTS
-    return low + seed % (high - low)
+    model, optimizer, scaler = run_from(start)
+    stepped = []
+    for batch in data[:high - 1]:
+        train_steps(model, optimizer, scaler, [batch])
+        stepped.append(bool(optimizer.state))
+    drawn = low + seed % (high - low)
+    return next((cut for cut in range(drawn, high) if stepped[cut - 1]), high - 1)
 
 
 def batches(gen, count, device="cpu"):

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "8746e353821b0f24"
+DIGEST = "852043ca850681f5"
 
 MISTAKES = ({'id': 'float32 loop (no autocast, no scaler)',
   'says': 'train_amp trains in float32: no autocast and no gradient scaler.',
