@@ -14,7 +14,7 @@ from torch.utils.data import Dataset
 
 from autograder.errors import CheckFailure
 from autograder.measuring.expected_outputs import oracle
-from autograder.seam.student import call_student, describe
+from autograder.seam.student import describe
 
 # Batches that every seed grades, besides the random ones: (sizes as (H, W), given as tensors?).
 EDGE_BATCHES = (
@@ -221,11 +221,11 @@ def _expect_sizes(check, sizes, want, items, *, where):
 
 
 def call_collate(check, collate_images, items):
-    """``collate_images(items)`` through :func:`call_student`; a failure names the batch by its sizes (not by
-    the pixel values) and adds a call to reproduce it."""
+    """``collate_images(items)``, the guarded call of the check's handle on it; a failure names the batch by its
+    sizes (not by the pixel values) and adds a call to reproduce it."""
     __tracebackhide__ = True
     try:
-        return call_student(check, collate_images, items, what="collate_images")
+        return check.student(collate_images, "collate_images")(items)
     except CheckFailure as failure:
         if failure.kind == "not implemented":
             raise

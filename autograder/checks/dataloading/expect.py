@@ -13,7 +13,6 @@ import numpy as np
 from autograder.checks.dataloading import probes, synthetic
 from autograder.errors import CheckFailure, named_kind
 from autograder.seam.handle import handle
-from autograder.seam.student import call_student
 from autograder.settings import settings
 
 DUPLICATE_HINT = ("Every DataLoader worker (and every rank) gets its own copy of the dataset and iterates it from "
@@ -158,7 +157,7 @@ def expect_index_error(check, dataset, index, where):
             return dataset[index]
         except IndexError:
             return IndexError
-    got = call_student(check, get, what=f"dataset[{index}]")
+    got = check.student(get, f"dataset[{index}]")()
     if got is not IndexError:
         raise CheckFailure(check, f"with {where}: dataset[{index}] (past the end) returned "
                                   f"{type(got).__name__}, expected it to raise IndexError.",
@@ -170,7 +169,7 @@ def written_layout(check, write_shards, given, out_dir, num_shards, where):
     """``[[(member name, bytes), ...] per shard]`` after checking the returned paths and the files written (read
     where ``write_shards`` wrote them: :func:`.probes.shard_layout`)."""
     __tracebackhide__ = True
-    returned = call_student(check, write_shards, list(given), out_dir, num_shards, what="write_shards")
+    returned = check.student(write_shards, "write_shards")(list(given), out_dir, num_shards)
     expected = [os.path.join(out_dir, f"shard-{i:05d}.tar") for i in range(num_shards)]
     facts = handle(write_shards).beside(probes.shard_layout, returned, out_dir, num_shards)
     if not facts["returned"]:
@@ -197,7 +196,7 @@ def expect_value_error(check, write_shards, given, out_dir, num_shards):
         except ValueError:
             return ValueError
         return None
-    if call_student(check, attempt, what="write_shards") is not ValueError:
+    if check.student(attempt, "write_shards")() is not ValueError:
         raise CheckFailure(check, f"write_shards(<{len(given)} image paths>, out_dir, num_shards={num_shards}) did "
                                   "not raise ValueError.",
                            hint="Check 1 <= num_shards <= len(image_paths) before writing anything.")
@@ -207,7 +206,7 @@ def expect_missing_shard(check, TarImageDataset, paths):
     __tracebackhide__ = True
     where = "TarImageDataset([an existing shard, 'missing-0002.tar'])"
     attempt = functools.partial(handle(TarImageDataset).beside, probes.missing_shard_attempt, list(paths))
-    yielded = call_student(check, attempt, what=where)
+    yielded = check.student(attempt, where)()
     if yielded is None:
         raise CheckFailure(check, f"{where}: neither building it nor a full pass raised FileNotFoundError.",
                            hint="Check that every path exists (os.path.isfile) and raise FileNotFoundError.")

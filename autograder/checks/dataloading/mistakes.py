@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "855adad8a492bfdb"
+DIGEST = "39df42ece10b4fea"
 
 MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'TarImageDataset gives every DataLoader worker every shard, so samples come more than once.',
@@ -122,7 +122,7 @@ MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'write_shards splits the samples into chunks of the rounded-up size, so the last shards are short or '
           'empty.',
   'signature': {'write_shards': 'failed at checks.dataloading.check_write_shards:4'},
-  'visible': {}},
+  'visible': {'write_shards': 'failed at checks.dataloading.check_write_shards:4'}},
  {'id': 'shards: drops the remainder',
   'says': 'write_shards drops the samples left over when they do not divide evenly.',
   'signature': {'write_shards': 'failed at checks.dataloading.check_write_shards:2'},

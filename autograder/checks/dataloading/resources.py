@@ -4,6 +4,10 @@ Open files are seen two ways: the descriptors this process still holds on the sh
 (``/proc/self/fd``, or psutil where there is no /proc), and the ``ResourceWarning`` Python gives when the garbage
 collector, rather than the dataset, closes a file. Memory is the peak that ``tracemalloc`` traces during a pass
 over a shard of few members and one of many: a dataset that keeps every member it read grows with the shard.
+
+Both run where the dataset lives, called only by the probes ``open_files`` and ``traced_peak`` (:mod:`.probes`),
+which get the check's name as plain text (a seam crosses to a worker as its name): their passes are
+``call_student``'s guarded calls made directly, as a probe makes them.
 """
 
 import contextlib

@@ -71,7 +71,9 @@ def load_all(check, dataset, num_workers, *, where, timeout=None, batch_size=Non
     ``pin_memory`` are passed to the DataLoader as given; ``method`` is the start method (default:
     :func:`start_method`). A pass that raises, or lasts longer than ``timeout``
     seconds, becomes a :class:`CheckFailure` naming ``where`` (the configuration); worker processes never
-    outlive the call.
+    outlive the call. It runs where ``dataset`` lives, called by the probes ``load`` and ``collated_batches``
+    (:mod:`.probes`) with the check's name as plain text, so the pass is ``call_student``'s guarded call made
+    directly, as a probe makes it.
     """
     __tracebackhide__ = True
     timeout = settings.dataloader_timeout_s if timeout is None else timeout

@@ -23,7 +23,7 @@ from autograder.checks.modules import batchnorm_oracle as oracle
 from autograder.checks.modules import probes
 from autograder.errors import CheckFailure
 from autograder.measuring.compare import expect_close, expect_meta
-from autograder.seam.student import call_student, describe
+from autograder.seam.student import describe
 
 
 def _load(check, module, values, call, hint):
@@ -31,7 +31,7 @@ def _load(check, module, values, call, hint):
     __tracebackhide__ = True
     shown = ", ".join(f"{name!r}: {list(value.shape)}" for name, value in values.items())
     try:
-        call_student(check, module.load_state_dict, values, what=f"{call}.load_state_dict")
+        check.student(module.load_state_dict, f"{call}.load_state_dict")(values)
     except CheckFailure as failure:
         raise CheckFailure(check, f"loading a state of drawn values {{{shown}}} into {call} failed: {failure.detail}",
                            hint=hint) from None
@@ -45,7 +45,7 @@ def _same_values(a, b):
 def _parameters_holding(check, module, values, call):
     """The names in ``values`` whose drawn value some tensor of ``module.parameters()`` holds."""
     __tracebackhide__ = True
-    parameters = list(call_student(check, module.parameters, what=f"{call}.parameters"))
+    parameters = list(check.student(module.parameters, f"{call}.parameters")())
     return [name for name, value in values.items() if any(_same_values(p, value) for p in parameters)], parameters
 
 
@@ -91,7 +91,7 @@ def expect_mlp_follows_drawn_parameters(check, model, sizes, activation, gen, ca
           hint="Build the model from torch.nn.Linear layers inside torch.nn.Sequential: its state_dict() and "
                "load_state_dict() then work as PyTorch's do.")
     x = torch.randn(16, sizes[0], generator=gen)
-    out = call_student(check, model, x, what=call)
+    out = check.student(model, call)(x)
     expect_meta(check, out, what=f"the output of {call} with drawn weights", shape=[16, sizes[-1]],
                 dtype=torch.float32, inputs={"x": x})
     expect_close(check, out, mlp_output(drawn, activation, x), rtol=1e-4, atol=1e-5, inputs={"x": x},
@@ -111,7 +111,7 @@ def expect_affine_follows_drawn_parameters(check, module, gen, hint):
     values = {"a": torch.randn(1, generator=gen) * 4, "b": torch.randn(1, generator=gen) * 4}
     _load(check, module, values, "Affine()", hint=hint)
     x = torch.randn(13, generator=gen) * 3
-    out = call_student(check, module, x, what="Affine()")
+    out = check.student(module, "Affine()")(x)
     inputs = {"x": x, "a": float(values["a"]), "b": float(values["b"])}
     expect_close(check, out, values["a"].double() * x.double() + values["b"].double(), inputs=inputs,
                  what="the output of Affine() after load_state_dict({'a': a, 'b': b}) of values drawn by the grader",
@@ -141,9 +141,9 @@ def expect_normalizer_follows_drawn_statistics(check, module, config, gen, hint)
                                   f"{', '.join(missing)}.", hint=hint)
     values = {n: (drawn[n] if n in drawn else v).detach().clone().to(v.dtype) for n, v in state.items()}
     _load(check, module, values, config.call, hint=hint)
-    call_student(check, module.eval, what=f"{config.call}.eval")
+    check.student(module.eval, f"{config.call}.eval")()
     x = oracle.draw_batch(gen, oracle.batch_size(gen), config.features, dtype=values["running_mean"].dtype)
-    out = call_student(check, module, x, what=f"{config.call} in eval mode")
+    out = check.student(module, f"{config.call} in eval mode")(x)
     held = {n: values[n].double() for n in drawn}
     expected = (x.double() - held["running_mean"]) / torch.sqrt(held["running_var"] + config.eps)
     expect_meta(check, out, what=f"the eval-mode output of {config.call}", shape=x.shape, dtype=x.dtype,

@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "f778a31bbe4a5e5c"
+DIGEST = "3abeef0c295b24d9"
 
 MISTAKES = ({'id': 'Affine with plain tensors',
   'says': 'Affine keeps its weights as plain tensors, not `nn.Parameter`s, so the module does not register them.',

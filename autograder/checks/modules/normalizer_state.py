@@ -11,7 +11,7 @@ from autograder.checks.modules import probes
 from autograder.errors import CheckFailure
 from autograder.measuring.compare import expect_close
 from autograder.seam.handle import handle
-from autograder.seam.student import call_student, describe
+from autograder.seam.student import describe
 
 BUFFER_HINT = ("In __init__, after super().__init__(): `self.register_buffer(\"running_mean\", "
                "torch.zeros(num_features))` and `self.register_buffer(\"running_var\", torch.ones(num_features))`. "
@@ -46,12 +46,12 @@ def statistic(check, module, name, config):
 
 def set_mode(check, module, train, config):
     __tracebackhide__ = True
-    call_student(check, module.train if train else module.eval, what=f"{config.call}.{'train' if train else 'eval'}")
+    check.student(module.train if train else module.eval, f"{config.call}.{'train' if train else 'eval'}")()
 
 
 def convert(check, module, config, *args, method="to"):
     __tracebackhide__ = True
-    moved = call_student(check, getattr(module, method), *args, what=f"{config.call}.{method}")
+    moved = check.student(getattr(module, method), f"{config.call}.{method}")(*args)
     return module if moved is None else moved
 
 
@@ -106,7 +106,7 @@ def expect_conversions(check, Normalizer, config, gen):
                          what=f"{name} after {shown}")
     module = convert(check, new_normalizer(check, Normalizer, config), config, method="double")
     x = oracle.draw_batch(gen, oracle.batch_size(gen), config.features)
-    call_student(check, module, x, what=f"{config.call}.double() in train mode")
+    check.student(module, f"{config.call}.double() in train mode")(x)
     for name in oracle.BUFFERS:
         kind, problem = buffer_problem(module, name, config) or (None, None)
         if problem or name not in probes.state_of(module):

@@ -127,8 +127,10 @@ def check_row_sum(check, row_sum, *, seed=0, cases=28):
         _expect_row_sum(check, row_sum, x.to(_devices()[i % len(_devices())]))
 
 
-def _count_args(rows):
-    return (torch.randn(rows, 10, generator=torch.Generator().manual_seed(rows)),)
+def _count_args(check):
+    """``make_args(rows)`` for the op counts: ``(x,)``, x a [rows, 10] float32 tensor drawn from the check's stream
+    for that number of rows (the same x each time a size is asked for; the counts depend on the size alone)."""
+    return lambda rows: (torch.randn(rows, 10, generator=check.generator(f"count inputs {rows}")),)
 
 
 @graded(1, source=[no_loop("row_sum")], worker_facts="op counts at 4 and 64 rows", facts_only_cost=True)
@@ -136,14 +138,17 @@ def check_row_sum_vectorized(check, row_sum, *, seed=0):
     """One vectorized reduction, measured without a clock: as many torch calls and ATen kernels for 4 rows
     as for 64 (a loop over the rows makes one more per row)."""
     __tracebackhide__ = True
-    _expect_row_sum(check, row_sum, _count_args(5 + seed)[0])
+    counted = _count_args(check)
+    _expect_row_sum(check, row_sum, counted(5 + seed)[0])
     exercised("rows_4_and_64")
-    expect_constant_work(check, row_sum, _count_args, COUNT_ROWS, what="row_sum",
+    expect_constant_work(check, row_sum, counted, COUNT_ROWS, what="row_sum",
                          hint="Do not loop over `x[i]` or `torch.unbind(x)`: " + SUM_HINT)
 
 
 def speed_args(device, gen=None):
-    """The timed input: ``(x,)`` with ``x`` a ``[500, 10]`` float32 tensor on ``device``, drawn from ``gen``."""
+    """The timed input: ``(x,)`` with ``x`` a ``[500, 10]`` float32 tensor on ``device``, drawn from ``gen`` (the
+    check's generator). Without one, a fixed draw: for speed calibration (``benchmarks/speed.py``) and tests, which
+    time the reference and the loops, not a student's code, and have no check."""
     return (torch.randn(*SPEED_SHAPE, generator=gen or torch.Generator().manual_seed(0)).to(device),)
 
 

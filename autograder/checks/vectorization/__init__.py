@@ -24,7 +24,7 @@ from autograder.measuring.compare import expect_close, expect_meta
 from autograder.measuring.gradients import expect_grad_close, expect_gradcheck
 from autograder.measuring.oprecorder import expect_constant_work
 from autograder.measuring.timing import expect_speedup
-from autograder.seam.student import call_student, describe
+from autograder.seam.student import describe
 from autograder.source_evidence.source_rules import no_call, no_loop, uses
 from autograder.spec import graded
 
@@ -83,7 +83,7 @@ def _expect_matches_loop(check, fn, tensor, indices, *, what):
     __tracebackhide__ = True
     inputs = {"tensor": tensor, "indices": indices}
     exercised_as(gather_labels, tensor, indices)
-    out = call_student(check, fn, tensor, indices, what=what)
+    out = check.student(fn, what)(tensor, indices)
     expected = loop_gather(tensor, indices)
     expect_meta(check, out, what=f"{what}'s result", shape=expected.shape, dtype=tensor.dtype,
                 device=tensor.device.type, inputs=inputs)
@@ -207,9 +207,18 @@ def _value_error_text(error):
     return text
 
 
-def _gather_count_args(batch):
-    gen = torch.Generator().manual_seed(batch)
+def _gather_count_args(batch, gen=None):
+    """``(tensor [batch, 16, 4], indices [batch])`` for the op counts, drawn from ``gen``: a check's stream for that
+    batch size (:func:`_gather_counted`). Without one (a test of the counting, which has no check), a fixed draw:
+    the counts depend on the batch size alone, never on the values."""
+    gen = gen or torch.Generator().manual_seed(batch)
     return _values(gen, [batch, 16, 4], torch.float32), torch.randint(0, 16, (batch,), generator=gen)
+
+
+def _gather_counted(check):
+    """``make_args(batch)`` for the op counts: :func:`_gather_count_args` drawn from the check's stream for each
+    batch size (the same inputs each time a size is asked for, other inputs for each seed)."""
+    return lambda batch: _gather_count_args(batch, check.generator(f"count inputs {batch}"))
 
 
 @graded(2, source=[no_loop("batch_gather")], worker_facts="op counts at batch 4 and 64", facts_only_cost=True)
@@ -217,15 +226,18 @@ def check_batch_gather_vectorized(check, batch_gather, *, seed=0):
     """No loop over the batch, measured without a clock: the numbers of torch calls and of ATen kernels
     are the same for a batch of 4 and a batch of 64 (a loop's grow with the batch)."""
     __tracebackhide__ = True
-    tensor, indices = _gather_count_args(3 + seed)
+    counted = _gather_counted(check)
+    tensor, indices = counted(3 + seed)
     _expect_matches_loop(check, batch_gather, tensor, indices, what="batch_gather")
     exercised("batches_4_and_64")
-    expect_constant_work(check, batch_gather, _gather_count_args, COUNT_BATCHES, what="batch_gather",
+    expect_constant_work(check, batch_gather, counted, COUNT_BATCHES, what="batch_gather",
                          hint=LOOP_HINT)
 
 
 def speed_args(device, gen=None):
-    """The timed input: ``(tensor [4096, 16, 4], indices [4096])`` on ``device``, drawn from ``gen``."""
+    """The timed input: ``(tensor [4096, 16, 4], indices [4096])`` on ``device``, drawn from ``gen`` (the check's
+    generator). Without one, a fixed draw: for speed calibration (``benchmarks/speed.py``) and tests, which time the
+    reference and the loops, not a student's code, and have no check."""
     gen = gen or torch.Generator().manual_seed(0)
     b, n, f = SPEED_SHAPE
     return (torch.randn(b, n, f, generator=gen).to(device), torch.randint(0, n, (b,), generator=gen).to(device))
@@ -279,7 +291,7 @@ def check_per_sample_grads_vmapped(check, per_sample_grads, *, seed=0):
     exercised("batch_16", "decoy_parameters")
     per_sample.expect_per_sample_grads(check, per_sample_grads, [4, 6, 3], params, decoy, x, y)
     exercised("batches_4_and_64")
-    expect_constant_work(check, per_sample_grads, per_sample.count_args(per_sample_grads), COUNT_BATCHES,
+    expect_constant_work(check, per_sample_grads, per_sample.count_args(check, per_sample_grads), COUNT_BATCHES,
                          what="per_sample_grads", hint=per_sample.HINT)
 
 
@@ -299,7 +311,7 @@ def _expect_mean(check, fn, x, lengths, *, what="masked_batch_mean", out=None):
     inputs = {"x": x, "lengths": lengths}
     exercised_as(mean_labels, x, lengths)
     if out is None:
-        out = call_student(check, fn, x, lengths, what=what)
+        out = check.student(fn, what)(x, lengths)
     expect_meta(check, out, what=f"{what}'s result", shape=(x.shape[0], x.shape[2]), dtype=x.dtype,
                 device=x.device.type, inputs=inputs, hint="The result is [B, F]: one mean over T per row and feature.")
     rtol, atol = masked_mean.tolerance(x, lengths)
@@ -346,10 +358,13 @@ def check_masked_mean_gradient(check, masked_batch_mean, *, seed=0, cases=6):
     expect_gradcheck(check, lambda x, lengths=lengths: masked_batch_mean(x, lengths), [x], what="masked_batch_mean")
 
 
-def _mean_count_args(dimension):
+def _mean_count_args(check, dimension):
+    """``make_args(size)`` for the op counts as ``dimension`` ("T" or "B") grows: ``(x, lengths)`` drawn from the
+    check's stream for that dimension and size (the same inputs each time a size is asked for)."""
     def make(size):
         b, t = (size, 6) if dimension == "B" else (3, size)
-        return masked_mean.make_input(torch.Generator().manual_seed(size), b, t, 5, empty_rows=False)
+        gen = check.generator(f"count inputs {dimension} {size}")
+        return masked_mean.make_input(gen, b, t, 5, empty_rows=False)
     return make
 
 
@@ -364,7 +379,7 @@ def check_masked_mean_vectorized(check, masked_batch_mean, *, seed=0):
     _expect_mean(check, masked_batch_mean, x, lengths)
     exercised("t_4_and_64", "b_4_and_64")
     for dimension in ("T", "B"):
-        expect_constant_work(check, masked_batch_mean, _mean_count_args(dimension), COUNT_SIZES,
+        expect_constant_work(check, masked_batch_mean, _mean_count_args(check, dimension), COUNT_SIZES,
                              what=f"masked_batch_mean (growing {dimension})",
                              hint=f"Replace the loop over {dimension} with one masked operation. "
                                   + masked_mean.MEAN_HINT)

@@ -9,8 +9,6 @@ import re
 
 import torch
 
-from autograder.seam.student import call_student
-
 # (B, T, F, lengths) every seed sees first: a single step, empty rows, full rows, T = 0, B = 0. The mixed lengths
 # come second, before the single empty step: a wrong mask fails first where its known mistakes (``mistaken``) give
 # different results (with T = 1 and lengths [0], a mean over all T and a mask with <= both give x itself).
@@ -151,7 +149,7 @@ def hint_for(check, fn, x, lengths, out):
     if not bad_rows.any():
         return MEAN_HINT
     padded = ~(torch.arange(x.shape[1], device=x.device) < lengths[:, None])
-    again = call_student(check, fn, x.detach().masked_fill(padded[:, :, None], 0), lengths, what="masked_batch_mean")
+    again = check.student(fn, "masked_batch_mean")(x.detach().masked_fill(padded[:, :, None], 0), lengths)
     if not isinstance(again, torch.Tensor) or again.shape != out.shape:
         return MEAN_HINT
     still_bad = (~torch.isfinite(again.detach().cpu().double())).any(1)

@@ -142,10 +142,11 @@ def _model_text(sizes):
     return "Sequential(" + ", Tanh(), ".join(parts) + ")"
 
 
-def count_args(per_sample_grads):
-    """``make_args(B)`` for the op counts: ``(model, params, x, y)`` for a [4, 6, 3] MLP and B samples."""
+def count_args(check, per_sample_grads):
+    """``make_args(B)`` for the op counts: ``(model, params, x, y)`` for a [4, 6, 3] MLP and B samples, drawn from
+    the check's stream for that B (the same inputs each time a size is asked for)."""
     def make(b):
-        gen = torch.Generator().manual_seed(b)
+        gen = check.generator(f"count inputs {b}")
         params, decoy, x, y = draw(gen, [4, 6, 3], torch.float32, b)
         return per_sample_grads.beside(model_for, (4, 6, 3), decoy), params, x, y
     return make
