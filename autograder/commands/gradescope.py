@@ -4,7 +4,6 @@ several; the bundle is built by :mod:`autograder.gradescope.bundle` (docs/grades
 from autograder.gradescope.bundle import main
 
 
-
 def arguments(parser):
     """The command's arguments (``autograder/cli.py`` lists the commands)."""
     parser.add_argument("assignments", nargs="*", help="the assignments it grades (default: every one Gradescope can)")

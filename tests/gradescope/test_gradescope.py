@@ -24,10 +24,10 @@ import pytest
 
 from autograder.checks import TOPICS as ALL_TOPICS
 from autograder.checks import items_of
-from autograder.gradescope import bundle
 from autograder.commands.demo import buggy_cells
 from autograder.engine import notebooks
 from autograder.engine.jobs import grade_job_here, job_cells, source_map
+from autograder.gradescope import bundle
 from autograder.gradescope.fallback import USER
 from autograder.gradescope.results import late_from_metadata
 from autograder.settings import override
