@@ -19,7 +19,7 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
 
 
 def _decode(data):
-    return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None   # OpenCV asserts on b""
 
 
 def _images(path, flag=cv2.IMREAD_COLOR):
@@ -28,7 +28,8 @@ def _images(path, flag=cv2.IMREAD_COLOR):
         for member in tar:
             tar.members = []
             if member.isfile() and member.name.lower().endswith(IMAGE_EXTENSIONS):
-                image = cv2.imdecode(np.frombuffer(tar.extractfile(member).read(), np.uint8), flag)
+                data = np.frombuffer(tar.extractfile(member).read(), np.uint8)
+                image = cv2.imdecode(data, flag) if data.size else None     # OpenCV asserts on an empty buffer
                 if image is None:
                     raise ValueError(f"{path}: cannot decode {member.name}")
                 yield member.name, image

@@ -276,38 +276,41 @@ def check_tar_dataset_decoding(check, TarImageDataset, *, seed=0):
 
 @graded(1, hidden=[{}])
 def check_tar_dataset_errors(check, TarImageDataset, *, seed=0):
-    """A member that does not decode raises an error that names its shard and the member; a missing shard
-    raises ``FileNotFoundError`` before any sample is yielded."""
+    """A member that does not decode (random bytes, or an empty file: both, every time) raises an error that names
+    its shard and the member; a missing shard raises ``FileNotFoundError`` before any sample is yielded."""
     __tracebackhide__ = True
     rng = check.numpy_generator()
     with probes.scratch(TarImageDataset, "grader-errors-") as root:
         samples = synthetic.make_samples(6, seed=check.seed_for("samples"))
-        bad_name = "broken-000099.png" if seed % 2 == 0 else "empty-000099.jpg"
-        bad_bytes = rng.integers(0, 256, 300, dtype=np.uint8).tobytes() if seed % 2 == 0 else b""
         good = probes.write_shard_set(TarImageDataset, os.path.join(root, "good"), [samples[:3]])[0]
-        members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name, samples[5].data)]
-        bad = TarImageDataset.beside(probes.write_tars, [(os.path.join(root, "damaged-0001.tar"), members)])[0]
-        exercised("undecodable_member")
-        dataset = _construct(check, TarImageDataset, [good, bad])
+        damages = (("broken-000099.png", rng.integers(0, 256, 300, dtype=np.uint8).tobytes(), "random bytes"),
+                   ("empty-000099.jpg", b"", "empty"))
+        for number, (bad_name, bad_bytes, what) in enumerate(damages, start=1):
+            shard = f"damaged-{number:04d}.tar"
+            members = [(s.name, s.data) for s in samples[3:5]] + [(bad_name, bad_bytes), (samples[5].name,
+                                                                                       samples[5].data)]
+            bad = TarImageDataset.beside(probes.write_tars, [(os.path.join(root, shard), members)])[0]
+            exercised("undecodable_member")
+            dataset = _construct(check, TarImageDataset, [good, bad])
 
-        def attempt():
-            try:
-                list(iter(dataset))
-            except NotImplementedError:
-                raise
-            except Exception as error:  # noqa: BLE001 - the error is what we grade
-                return error
-            return None
-        error = check.student(attempt, "list(TarImageDataset([good shard, damaged shard]))")()
-        where = f"a shard 'damaged-0001.tar' whose member {bad_name!r} is {'random bytes' if bad_bytes else 'empty'}"
-        if error is None:
-            raise CheckFailure(check, f"with {where}: a full pass raised no error.",
-                               hint="cv2.imdecode returns None for bytes it cannot decode: raise an error then.")
-        text = str(error)
-        if "damaged-0001.tar" not in text or bad_name not in text:
-            raise CheckFailure(check, f"with {where}: the error was {type(error).__name__}: {text[:300]!r}; it should "
-                                      "name the shard and the member.",
-                               hint="Raise e.g. ValueError(f'{path}: cannot decode {member.name}').")
+            def attempt():
+                try:
+                    list(iter(dataset))
+                except NotImplementedError:
+                    raise
+                except Exception as error:  # noqa: BLE001 - the error is what we grade
+                    return error
+                return None
+            error = check.student(attempt, "list(TarImageDataset([good shard, damaged shard]))")()
+            where = f"a shard {shard!r} whose member {bad_name!r} is {what}"
+            if error is None:
+                raise CheckFailure(check, f"with {where}: a full pass raised no error.",
+                                   hint="cv2.imdecode returns None for bytes it cannot decode: raise an error then.")
+            text = str(error)
+            if shard not in text or bad_name not in text:
+                raise CheckFailure(check, f"with {where}: the error was {type(error).__name__}: {text[:300]!r}; it "
+                                          "should name the shard and the member.",
+                                   hint="Raise e.g. ValueError(f'{path}: cannot decode {member.name}').")
         missing = os.path.join(root, "missing-0002.tar")
         exercised("missing_shard")
         expect_missing_shard(check, TarImageDataset, [good, missing])
