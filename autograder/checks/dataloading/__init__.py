@@ -274,6 +274,17 @@ def check_tar_dataset_decoding(check, TarImageDataset, *, seed=0):
             expect_image(check, image, sample, where=where)
 
 
+def _full_pass_error(dataset):
+    """The exception a full pass over ``dataset`` raised (``NotImplementedError``, the stub's, raised on), or None."""
+    try:
+        list(iter(dataset))
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the error is what we grade
+        return error
+    return None
+
+
 @graded(1, hidden=[{}])
 def check_tar_dataset_errors(check, TarImageDataset, *, seed=0):
     """A member that does not decode (random bytes, or an empty file: both, every time) raises an error that names
@@ -292,15 +303,7 @@ def check_tar_dataset_errors(check, TarImageDataset, *, seed=0):
             bad = TarImageDataset.beside(probes.write_tars, [(os.path.join(root, shard), members)])[0]
             exercised("undecodable_member")
             dataset = _construct(check, TarImageDataset, [good, bad])
-
-            def attempt():
-                try:
-                    list(iter(dataset))
-                except NotImplementedError:
-                    raise
-                except Exception as error:  # noqa: BLE001 - the error is what we grade
-                    return error
-                return None
+            attempt = functools.partial(_full_pass_error, dataset)
             error = check.student(attempt, "list(TarImageDataset([good shard, damaged shard]))")()
             where = f"a shard {shard!r} whose member {bad_name!r} is {what}"
             if error is None:

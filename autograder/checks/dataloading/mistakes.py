@@ -7,7 +7,7 @@ item the mistake fails when every variant runs (seed 0); ``visible``: the same w
 ``DIGEST``: of the files the signatures were graded from (the mutants, the topic's checks and oracles).
 """
 
-DIGEST = "f404aee36aff9b2b"
+DIGEST = "b54b481663f839d6"
 
 MISTAKES = ({'id': "tutorial's naive tar dataset (duplicates with workers)",
   'says': 'TarImageDataset gives every DataLoader worker every shard, so samples come more than once.',
